@@ -1,0 +1,18 @@
+#pragma once
+// Each subcommand lives in its own file and registers itself with one line in main.cpp.
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace steer::cli {
+
+// A subcommand adds itself to `app` and returns the function to run when it is chosen.
+// The function returns the process exit code.
+using Runner = std::function<int()>;
+using Registration = Runner (*)(CLI::App& app);
+
+Runner register_space(CLI::App& app);
+Runner register_tune(CLI::App& app);
+Runner register_export(CLI::App& app);
+Runner register_import(CLI::App& app);
+
+}  // namespace steer::cli

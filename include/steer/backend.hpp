@@ -1,0 +1,119 @@
+#pragma once
+// The compute backend: compiles a configuration's kernel, runs it with timing, returns
+// its outputs. CUDA, OpenCL and replay implement it; nothing above it names an API.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "steer/error.hpp"
+#include "steer/result.hpp"
+#include "steer/spec.hpp"
+
+namespace steer {
+
+struct DeviceInfo {
+  std::string backend;  // "cuda", "opencl", "replay"
+  std::string name;     // "NVIDIA H200", "pthread-skylake-..."
+  std::string vendor;
+  int compute_capability_major = 0, compute_capability_minor = 0;  // CUDA only
+  int multiprocessors = 0;
+  std::size_t global_memory_bytes = 0;
+  std::size_t max_shared_memory_per_block = 0;
+  int max_threads_per_block = 0;
+  std::string driver_version;
+};
+
+// A host buffer or scalar argument, already initialised.
+struct HostArgument {
+  std::string name;
+  bool is_buffer = true;
+  ElementType type = ElementType::F32;
+  std::vector<std::byte> data;  // buffer contents, or the scalar's bytes
+  bool output = false;
+};
+
+// What the backend needs once per tuning run: the kernel source and the arguments.
+struct Program {
+  Language language = Language::Cuda;
+  std::string source;       // full text
+  std::string source_name;  // file name, for compiler messages
+  std::string kernel_name;
+  std::vector<std::string> compiler_options;
+  std::vector<std::string> include_dirs;
+  std::vector<HostArgument> arguments;
+};
+
+// One configuration, resolved: preprocessor definitions and launch geometry.
+struct KernelInstance {
+  std::uint64_t config_index = 0;
+  std::vector<std::pair<std::string, std::string>> defines;
+  std::array<std::uint64_t, 3> grid{1, 1, 1};   // blocks / work-groups
+  std::array<std::uint64_t, 3> block{1, 1, 1};  // threads / work-items per block
+  std::size_t shared_memory_bytes = 0;
+};
+
+// A compiled kernel, owned by the backend that made it.
+class CompiledKernel {
+ public:
+  virtual ~CompiledKernel() = default;
+  double compile_ms = 0;
+  std::string log;  // compiler warnings
+};
+
+// Thrown by compile(): the compiler rejected the source; what() holds the log.
+class CompileError : public Error {
+ public:
+  using Error::Error;
+};
+
+struct RunOptions {
+  int warmup = 1;
+  int repetitions = 10;          // timed launches (at least)
+  double min_total_ms = 0;       // keep repeating until this much kernel time was timed
+  double timeout_ms = 10'000;    // a launch slower than this is a timeout
+  bool read_outputs = true;      // copy outputs back for validation
+  MeasureRequest measure;        // counters / energy, where the backend supports them
+};
+
+struct RunResult {
+  Status status = Status::Ok;  // Ok, LaunchError or Timeout
+  std::string message;
+  TimingStats time;
+  std::vector<std::vector<std::byte>> outputs;  // one per output argument, in argument order
+  std::map<std::string, double> counters;
+  std::optional<EnergyStats> energy;
+  double profiling_ms = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual DeviceInfo device() const = 0;
+  // Sets the program for later compiles and uploads the arguments. Throws BackendError.
+  virtual void load(const Program& program) = 0;
+  // Thread-safe: may be called from several threads while run() executes.
+  // Throws CompileError with the compiler log.
+  virtual std::unique_ptr<CompiledKernel> compile(const KernelInstance& instance) = 0;
+  // Restores every input before each launch (so each launch computes the same thing),
+  // warms up, times repeated launches. A launch failure is a RunResult status, not an
+  // exception; a failure that poisons the device context recovers it before returning.
+  virtual RunResult run(const CompiledKernel& kernel, const KernelInstance& instance,
+                        const RunOptions& options) = 0;
+};
+
+struct BackendOptions {
+  int device = 0;      // device index (OpenCL: across all platforms, in order)
+  int platform = -1;   // OpenCL platform, -1: any
+};
+
+// Factories. A backend that was not built throws BackendError saying why.
+std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options);
+std::unique_ptr<Backend> make_opencl_backend(const BackendOptions& options);
+bool cuda_backend_built() noexcept;
+bool opencl_backend_built() noexcept;
+
+}  // namespace steer

@@ -1,0 +1,72 @@
+#pragma once
+// The outcome of one empirical test of one configuration.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "steer/value.hpp"
+
+namespace steer {
+
+enum class Status {
+  Ok,             // ran and (if a reference exists) validated
+  CompileError,   // the compiler rejected it; message holds the log
+  LaunchError,    // the launch failed (too many resources, illegal address, ...)
+  InvalidOutput,  // ran but the output differs from the reference
+  Timeout,        // exceeded the time limit
+  Skipped,        // removed by a constraint, or not run (e.g. missing from a recording)
+};
+const char* to_string(Status status) noexcept;        // "ok", "compile_error", ...
+std::optional<Status> status_from_string(std::string_view text) noexcept;
+
+struct TimingStats {
+  int repetitions = 0;
+  double median_ms = 0, min_ms = 0, mean_ms = 0, max_ms = 0, stddev_ms = 0;
+  std::vector<double> samples_ms;  // every timed launch
+  static TimingStats from_samples(std::vector<double> samples_ms);
+};
+
+struct EnergyStats {
+  double joules_per_launch = 0;
+  double spread = 0;         // relative (max-min)/mean over sub-windows
+  double average_watts = 0;
+  double window_s = 0;
+  int launches = 0;
+  double sm_clock_mhz = 0;
+  double temperature_c = 0;
+};
+
+// What a searcher asks to be measured on a configuration.
+struct MeasureRequest {
+  bool counters = false;
+  std::vector<std::string> metrics;  // empty: the default set
+  bool energy = false;
+  double energy_window_s = 0.5;
+};
+
+struct Result {
+  std::vector<std::pair<std::string, Value>> configuration;  // name -> value, definition order
+  std::uint64_t config_index = 0;                            // in the Space it was tuned over
+  Status status = Status::Skipped;
+  std::string message;                                       // error text, compiler log, ...
+  TimingStats time;
+  double compile_ms = 0;
+  double validation_ms = 0;
+  double overhead_ms = 0;                                    // framework time for this test
+  double profiling_ms = 0;                                   // time spent collecting counters
+  double max_abs_error = 0;                                  // validation: largest |out - ref|
+  std::map<std::string, double> counters;                    // canonical abbreviation -> value
+  std::optional<EnergyStats> energy;
+  std::string device;
+  std::string problem_size;
+  std::string timestamp;                                     // ISO 8601 UTC
+
+  bool ok() const noexcept { return status == Status::Ok; }
+  // The configuration's canonical key "NAME=VALUE,..." (matches Space::key).
+  std::string key() const;
+};
+
+}  // namespace steer

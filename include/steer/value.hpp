@@ -1,0 +1,45 @@
+#pragma once
+// A tuning-parameter value: int, float, bool or string.
+#include <cstdint>
+#include <string>
+#include <variant>
+
+namespace steer {
+
+enum class ValueType { Int, Float, Bool, String };
+
+const char* to_string(ValueType type) noexcept;
+
+class Value {
+ public:
+  Value() : v_(std::int64_t{0}) {}
+  Value(int x) : v_(std::int64_t{x}) {}
+  Value(std::int64_t x) : v_(x) {}
+  Value(double x) : v_(x) {}
+  Value(bool x) : v_(x) {}
+  Value(std::string x) : v_(std::move(x)) {}
+  Value(const char* x) : v_(std::string(x)) {}
+
+  ValueType type() const noexcept { return static_cast<ValueType>(v_.index()); }
+  bool is_int() const noexcept { return type() == ValueType::Int; }
+  bool is_float() const noexcept { return type() == ValueType::Float; }
+  bool is_bool() const noexcept { return type() == ValueType::Bool; }
+  bool is_string() const noexcept { return type() == ValueType::String; }
+  bool is_numeric() const noexcept { return !is_string(); }
+
+  std::int64_t as_int() const;        // int, bool; float only if integral; throws otherwise
+  double as_double() const;           // any numeric
+  bool as_bool() const;               // numeric != 0
+  const std::string& as_string() const;  // strings only
+
+  // Text as a C preprocessor / CSV / JSON-key token: 32, 0.5, 1 (true), 0 (false), abc.
+  std::string to_string() const;
+
+  friend bool operator==(const Value& a, const Value& b) noexcept;
+  friend bool operator<(const Value& a, const Value& b) noexcept;  // total order for sorting
+
+ private:
+  std::variant<std::int64_t, double, bool, std::string> v_;
+};
+
+}  // namespace steer

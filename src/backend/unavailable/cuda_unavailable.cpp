@@ -1,0 +1,10 @@
+// Stands in for the CUDA backend when the build found no CUDA toolkit.
+#include "steer/backend.hpp"
+
+namespace steer {
+std::unique_ptr<Backend> make_cuda_backend(const BackendOptions&) {
+  throw BackendError("the CUDA backend was not built: CMake found no CUDA toolkit (driver API and NVRTC); "
+                     "install the CUDA toolkit and rebuild");
+}
+bool cuda_backend_built() noexcept { return false; }
+}  // namespace steer
