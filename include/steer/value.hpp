@@ -27,16 +27,23 @@ class Value {
   bool is_string() const noexcept { return type() == ValueType::String; }
   bool is_numeric() const noexcept { return !is_string(); }
 
+  // The accessors throw steer::Error naming the value when it has the wrong type.
   std::int64_t as_int() const;        // int, bool; float only if integral; throws otherwise
   double as_double() const;           // any numeric
   bool as_bool() const;               // numeric != 0
   const std::string& as_string() const;  // strings only
 
-  // Text as a C preprocessor / CSV / JSON-key token: 32, 0.5, 1 (true), 0 (false), abc.
+  // Text as a C preprocessor / CSV / JSON-key token: 32, 0.5, 1e-05, 2.0 (an integral
+  // float keeps its ".0" so it reads back as a float), 1 (true), 0 (false), abc (strings
+  // unquoted). Floats are in the shortest form that reads back to the same double.
   std::string to_string() const;
 
+  // Numbers compare by value across types, as in Python: 2 == 2.0, true == 1. A string
+  // never equals a number. Unlike IEEE, NaN == NaN, so that == is an equivalence.
   friend bool operator==(const Value& a, const Value& b) noexcept;
-  friend bool operator<(const Value& a, const Value& b) noexcept;  // total order for sorting
+  // Total order for sorting, consistent with ==: numbers by value (NaN last), then strings
+  // by bytes.
+  friend bool operator<(const Value& a, const Value& b) noexcept;
 
  private:
   std::variant<std::int64_t, double, bool, std::string> v_;
