@@ -1,0 +1,128 @@
+// `steer space`, run as a user runs it: the built binary, its output and exit status.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Outcome run_steer(const std::string& arguments) {
+  std::string command = "'" STEER_BINARY "' " + arguments + " 2>&1";
+  Outcome outcome;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) {
+    ADD_FAILURE() << "cannot run " << command;
+    return outcome;
+  }
+  char block[4096];
+  for (std::size_t n; (n = std::fread(block, 1, sizeof block, pipe)) > 0;) outcome.output.append(block, n);
+  int status = pclose(pipe);
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return outcome;
+}
+
+std::string kernel_spec(const std::string& name) {
+  return std::string("'" STEER_SOURCE_DIR "/kernels/") + name + "/spec.json'";
+}
+
+// A spec file in a fresh temporary folder, removed with the test.
+class TemporarySpec {
+ public:
+  explicit TemporarySpec(const std::string& content)
+      : directory_(fs::temp_directory_path() /
+                   ("steer_cli_" + std::to_string(getpid()) + "_" +
+                    ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
+    fs::create_directories(directory_);
+    std::ofstream(path()) << content;
+  }
+  ~TemporarySpec() { fs::remove_all(directory_); }
+  std::string path() const { return (directory_ / "spec.json").string(); }
+
+ private:
+  fs::path directory_;
+};
+
+TEST(cli_space, CountsCoulombAsJson) {
+  Outcome outcome = run_steer("space " + kernel_spec("coulomb") + " --json");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  nlohmann::json report = nlohmann::json::parse(outcome.output);
+  EXPECT_EQ(report["count"], 210);
+  EXPECT_EQ(report["cross_product"], 2 * 4 * 1 * 6 * 7 * 1 * 2 * 1);
+  EXPECT_EQ(report["parameters"].size(), 8u);
+  EXPECT_EQ(report["parameters"][0]["name"], "WORK_GROUP_SIZE_X");
+  EXPECT_GE(report["groups"].get<int>(), 1);
+  EXPECT_GT(report["memory_bytes"].get<long>(), 0);
+  EXPECT_GE(report["seconds"].get<double>(), 0.0);
+}
+
+TEST(cli_space, PrintsASummaryOfAKernelFolder) {
+  Outcome outcome = run_steer("space '" STEER_SOURCE_DIR "/kernels/gemm' --count");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_THAT(outcome.output, StartsWith("gemm (" STEER_SOURCE_DIR "/kernels/gemm/spec.json)\n"));
+  EXPECT_THAT(outcome.output, HasSubstr("valid configurations  5,788"));
+  EXPECT_THAT(outcome.output, HasSubstr("construction time"));
+}
+
+TEST(cli_space, ListsConfigurationsAsCsv) {
+  Outcome outcome = run_steer("space " + kernel_spec("coulomb") + " --list");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_THAT(outcome.output,
+              StartsWith("WORK_GROUP_SIZE_X,WORK_GROUP_SIZE_Y,WORK_GROUP_SIZE_Z,Z_ITERATIONS,INNER_UNROLL_FACTOR,"
+                         "USE_CONSTANT_MEMORY,USE_SOA,VECTOR_SIZE\n"));
+  EXPECT_EQ(std::count(outcome.output.begin(), outcome.output.end(), '\n'), 1 + 210);
+}
+
+TEST(cli_space, ListsConfigurationsAsJson) {
+  TemporarySpec spec(R"({"name": "t", "parameters": [{"name": "A", "values": [1, 2]}, {"name": "M", "values": ["x,y", "z"]}],
+                         "constraints": "A == 1 or M == 'z'"})");
+  Outcome outcome = run_steer("space '" + spec.path() + "' --list --json");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  nlohmann::json listing = nlohmann::json::parse(outcome.output);
+  EXPECT_EQ(listing["parameters"], nlohmann::json({"A", "M"}));
+  EXPECT_EQ(listing["configurations"], nlohmann::json::parse(R"([[1, "x,y"], [1, "z"], [2, "z"]])"));
+
+  Outcome csv = run_steer("space '" + spec.path() + "' --list");
+  EXPECT_EQ(csv.output, "A,M\n1,\"x,y\"\n1,z\n2,z\n");  // a comma in a value is quoted
+}
+
+TEST(cli_space, MalformedSpecFailsWithTheFileAndPlace) {
+  TemporarySpec spec(R"({"name": "t", "parameters": [{"name": "A", "valeus": [1]}]})");
+  Outcome outcome = run_steer("space '" + spec.path() + "'");
+  EXPECT_EQ(outcome.exit_code, 1);
+  EXPECT_EQ(outcome.output, "steer: error: " + spec.path() +
+                                ": parameters[0]: unknown key 'valeus' (did you mean 'values'?); "
+                                "expected one of: name, values\n");
+}
+
+TEST(cli_space, EmptySpaceNamesTheConstraintThatRemovedTheMost) {
+  TemporarySpec spec(R"({"name": "t", "parameters": [{"name": "A", "values": [1, 2]}], "constraints": ["A > 5"]})");
+  Outcome outcome = run_steer("space '" + spec.path() + "'");
+  EXPECT_EQ(outcome.exit_code, 1);
+  EXPECT_THAT(outcome.output, StartsWith("steer: error: " + spec.path() + ": "));
+  EXPECT_THAT(outcome.output, HasSubstr("no valid configuration"));
+  EXPECT_THAT(outcome.output, HasSubstr("constraints[0]"));
+}
+
+TEST(cli_space, MissingFileIsNamed) {
+  Outcome outcome = run_steer("space /no/such/spec.json");
+  EXPECT_EQ(outcome.exit_code, 1);
+  EXPECT_EQ(outcome.output, "steer: error: spec file '/no/such/spec.json' does not exist\n");
+}
+
+}  // namespace
