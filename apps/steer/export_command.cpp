@@ -1,0 +1,97 @@
+// steer export: write one tuning of a results store as CSV, T4 JSON or Steer JSON.
+#include <cstdio>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "commands.hpp"
+#include "steer/error.hpp"
+#include "steer/store.hpp"
+
+namespace steer::cli {
+namespace {
+
+struct ExportArgs {
+  std::string db;
+  std::optional<std::int64_t> tuning;
+  std::string format;
+  std::string out;  // empty: standard output
+};
+
+void print_tunings(std::FILE* stream, const Store& store) {
+  fmt::print(stream, "{:>4}  {:<24} {:<28} {:<8} {:<16} {:>7}\n", "id", "spec", "device", "backend", "size", "tests");
+  for (const auto& [id, key] : store.tunings()) {
+    fmt::print(stream, "{:>4}  {:<24} {:<28} {:<8} {:<16} {:>7}\n", id, key.spec_name, key.device, key.backend,
+               key.problem_size, store.count(id));
+  }
+}
+
+// Writes to a temporary file renamed into place at the end, so a failed export never
+// leaves a truncated file behind that looks complete.
+void write_file(const std::filesystem::path& file, ExportFormat format, const TuningKey& key,
+                std::span<const Result> results) {
+  std::filesystem::path partial = file;
+  partial += ".partial";
+  {
+    std::ofstream out(partial, std::ios::binary);
+    if (!out) throw Error(fmt::format("cannot write '{}'", partial.string()));
+    export_results(out, format, key, results);
+    out.flush();
+    if (!out) throw Error(fmt::format("cannot write '{}' (disk full?)", partial.string()));
+  }
+  std::error_code error;
+  std::filesystem::rename(partial, file, error);
+  if (error) throw Error(fmt::format("cannot rename '{}' to '{}': {}", partial.string(), file.string(), error.message()));
+}
+
+int run_export(const ExportArgs& args) {
+  Store store = Store::open_existing(args.db);
+  std::int64_t id = 0;
+  if (args.tuning) {
+    id = *args.tuning;
+  } else {
+    auto tunings = store.tunings();
+    if (tunings.empty()) throw StoreError(fmt::format("results store '{}' holds no tunings", args.db));
+    if (tunings.size() > 1) {
+      fmt::print(stderr, "steer: error: results store '{}' holds {} tunings; choose one with --tuning ID:\n", args.db,
+                 tunings.size());
+      print_tunings(stderr, store);
+      return 1;
+    }
+    id = tunings.front().first;
+  }
+  TuningKey key = store.tuning_key(id);  // throws for an unknown id
+  std::vector<Result> results = store.results(id);
+  ExportFormat format = *export_format_from_string(args.format);  // CLI11 checked the name
+  if (args.out.empty()) {
+    export_results(std::cout, format, key, results);
+    std::cout.flush();
+    if (!std::cout) throw Error("cannot write to standard output");
+  } else {
+    write_file(args.out, format, key, results);
+    fmt::print(stderr, "exported {} tests of tuning {} ({} on {}) to {}\n", results.size(), id, key.spec_name,
+               key.device, args.out);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Runner register_export(CLI::App& app) {
+  auto args = std::make_shared<ExportArgs>();
+  CLI::App* cmd = app.add_subcommand("export", "Write the tests of one tuning as CSV, T4 JSON or Steer JSON");
+  cmd->add_option("--db", args->db, "Results store (SQLite)")->required();
+  cmd->add_option("--tuning", args->tuning, "Tuning id; needed when the store holds several (they are listed)");
+  cmd->add_option("--format", args->format,
+                  "csv (one row per test), t4 (T4 JSON, for other autotuners) or json (Steer JSON, every field)")
+      ->required()
+      ->check(CLI::IsMember({"csv", "t4", "json"}));
+  cmd->add_option("--out", args->out, "Output file (default: standard output)");
+  return [args] { return run_export(*args); };
+}
+
+}  // namespace steer::cli

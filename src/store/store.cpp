@@ -1,0 +1,483 @@
+// The results store: SQLite in WAL mode, one transaction per test.
+//
+// Durability. A test is committed when append() returns. In WAL mode a commit appends
+// the transaction's pages to the -wal file with write() before COMMIT returns; with
+// synchronous=NORMAL SQLite skips the fsync at commit (it syncs at checkpoints). Data
+// that write() has handed to the kernel survives the death of the process, kill -9
+// included, so a killed tuner loses no committed test and leaves no torn one: on the
+// next open SQLite ignores WAL frames after the last commit record. What NORMAL gives
+// up is durability of the last commits against power loss or a kernel crash (the
+// database still stays consistent); that is the price of an append costing a fraction
+// of a millisecond instead of an fsync each.
+//
+// Schema (version 1; PRAGMA user_version holds the version, application_id marks the
+// file as Steer's). Choices:
+//  - tests.configuration is a JSON object in parameter order, so SQL can still reach a
+//    parameter (json_extract(configuration, '$.TILE')); config_key is the canonical
+//    Result::key() and UNIQUE(tuning_id, config_key) makes a resumed or repeated run
+//    unable to store a configuration twice.
+//  - Counters get their own table (test_id, name, value) rather than a JSON column:
+//    training a model on counters is a join on the (test_id, name) key returning REAL
+//    values, with no JSON parsed per test, and any SQL tool can read it. WITHOUT ROWID
+//    keeps the row in the key's B-tree: a test's counters are adjacent, appended at the
+//    tree's right edge. There is deliberately no index on name alone: it would spread
+//    each commit over one index page per counter (36 counters: ~150 KB of WAL and
+//    ~0.9 ms per append, against ~0.1 ms without); queries by name go through the
+//    tuning's tests, as in
+//      SELECT t.config_key, c.value FROM tests t JOIN counters c
+//        ON c.test_id = t.id AND c.name = 'dram__throughput.avg.pct_of_peak_sustained_elapsed'
+//      WHERE t.tuning_id = 1;
+//  - Timing samples are a BLOB of little-endian float64: exact, compact (32 samples are
+//    256 bytes) and read back without parsing; the statistics have their own columns for
+//    queries.
+//  - SQLite cannot store NaN (it becomes NULL), so REAL columns are nullable and NULL
+//    reads back as NaN; the energy columns are NULL when energy was not measured
+//    (energy_launches is never NaN, so it tells which).
+#include "steer/store.hpp"
+
+#include <bit>
+#include <cstring>
+#include <fmt/core.h>
+#include <unordered_map>
+
+#include "store/formats.hpp"
+#include "store/sqlite.hpp"
+
+namespace steer {
+
+namespace {
+
+using sqlite::Statement;
+using sqlite::Use;
+
+// 'Steer' marker in the database header (PRAGMA application_id): "STER".
+constexpr std::int64_t kApplicationId = 0x53544552;
+
+// kMigrations[i] upgrades the schema from version i to i + 1. Append new steps; never
+// edit a released one (files in the wild were created by it).
+constexpr std::string_view kMigrations[] = {
+    R"sql(
+CREATE TABLE tunings (
+  id           INTEGER PRIMARY KEY,
+  spec_name    TEXT NOT NULL,
+  spec_hash    TEXT NOT NULL,
+  device       TEXT NOT NULL,
+  backend      TEXT NOT NULL,
+  problem_size TEXT NOT NULL,
+  created      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+  UNIQUE (spec_name, spec_hash, device, backend, problem_size)
+);
+CREATE TABLE tests (
+  id            INTEGER PRIMARY KEY,
+  tuning_id     INTEGER NOT NULL REFERENCES tunings (id) ON DELETE CASCADE,
+  sequence      INTEGER NOT NULL,  -- 0, 1, 2, ... within the tuning: the order of appends
+  config_key    TEXT NOT NULL,     -- Result::key(): "NAME=VALUE,..."
+  config_index  INTEGER NOT NULL,  -- in the Space of the tuning
+  configuration TEXT NOT NULL,     -- JSON object, parameter order
+  status        TEXT NOT NULL,     -- to_string(Status): ok, compile_error, ...
+  message       TEXT NOT NULL,
+  repetitions   INTEGER NOT NULL,
+  median_ms     REAL,
+  min_ms        REAL,
+  mean_ms       REAL,
+  max_ms        REAL,
+  stddev_ms     REAL,
+  samples_ms    BLOB NOT NULL,     -- float64 little-endian, one per timed launch
+  compile_ms    REAL,
+  validation_ms REAL,
+  overhead_ms   REAL,
+  profiling_ms  REAL,
+  max_abs_error REAL,
+  energy_joules_per_launch REAL,   -- energy_*: NULL when not measured
+  energy_spread            REAL,
+  energy_average_watts     REAL,
+  energy_window_s          REAL,
+  energy_launches          INTEGER,
+  energy_sm_clock_mhz      REAL,
+  energy_temperature_c     REAL,
+  device        TEXT NOT NULL,
+  problem_size  TEXT NOT NULL,
+  timestamp     TEXT NOT NULL,     -- ISO 8601 UTC
+  UNIQUE (tuning_id, config_key),
+  UNIQUE (tuning_id, sequence)
+);
+CREATE TABLE counters (
+  test_id INTEGER NOT NULL REFERENCES tests (id) ON DELETE CASCADE,
+  name    TEXT NOT NULL,
+  value   REAL,
+  PRIMARY KEY (test_id, name)
+) WITHOUT ROWID;
+)sql",
+};
+constexpr int kSchemaVersion = static_cast<int>(std::size(kMigrations));
+
+constexpr const char* kInsertTest = R"sql(
+INSERT INTO tests (tuning_id, sequence, config_key, config_index, configuration, status, message,
+                   repetitions, median_ms, min_ms, mean_ms, max_ms, stddev_ms, samples_ms,
+                   compile_ms, validation_ms, overhead_ms, profiling_ms, max_abs_error,
+                   energy_joules_per_launch, energy_spread, energy_average_watts, energy_window_s,
+                   energy_launches, energy_sm_clock_mhz, energy_temperature_c,
+                   device, problem_size, timestamp)
+VALUES (?1, (SELECT COALESCE(MAX(sequence) + 1, 0) FROM tests WHERE tuning_id = ?1),
+        ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+        ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)
+ON CONFLICT (tuning_id, config_key) DO NOTHING
+)sql";
+
+constexpr const char* kSelectTests = R"sql(
+SELECT id, config_index, configuration, status, message,
+       repetitions, median_ms, min_ms, mean_ms, max_ms, stddev_ms, samples_ms,
+       compile_ms, validation_ms, overhead_ms, profiling_ms, max_abs_error,
+       energy_joules_per_launch, energy_spread, energy_average_watts, energy_window_s,
+       energy_launches, energy_sm_clock_mhz, energy_temperature_c,
+       device, problem_size, timestamp
+FROM tests WHERE tuning_id = ?1 ORDER BY sequence
+)sql";
+
+static_assert(std::endian::native == std::endian::little, "samples_ms blobs are stored as the host's float64");
+
+std::span<const std::byte> sample_bytes(const std::vector<double>& samples) { return std::as_bytes(std::span(samples)); }
+
+std::vector<double> samples_from(std::span<const std::byte> blob) {
+  std::vector<double> samples(blob.size() / sizeof(double));
+  if (!samples.empty()) std::memcpy(samples.data(), blob.data(), samples.size() * sizeof(double));
+  return samples;
+}
+
+// Connection settings, then the schema: creates it in a new file, upgrades an older one.
+void set_up(sqlite::Connection& db) {
+  sqlite3_busy_timeout(db.get(), 10'000);  // wait for another process's write, not fail
+  // WAL: readers never block the writer, and a commit is one append to the -wal file.
+  std::string mode = db.query_text("PRAGMA journal_mode = WAL");
+  if (mode != "wal") throw sqlite::Failure(fmt::format("cannot switch to WAL mode (journal mode is '{}')", mode));
+  db.execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
+
+  Statement begin(db.get(), "BEGIN IMMEDIATE");
+  Statement commit(db.get(), "COMMIT");
+  Statement rollback(db.get(), "ROLLBACK");
+  sqlite::Transaction transaction(begin, commit, rollback);
+  std::int64_t version = db.query_int("PRAGMA user_version");
+  if (version == 0) {
+    if (db.query_int("SELECT COUNT(*) FROM sqlite_schema") != 0)
+      throw sqlite::Failure("an SQLite database, but not a Steer results store (it has other tables)");
+  } else if (db.query_int("PRAGMA application_id") != kApplicationId) {
+    throw sqlite::Failure("an SQLite database, but not a Steer results store (application_id differs)");
+  }
+  if (version > kSchemaVersion) {
+    throw sqlite::Failure(fmt::format("written by a newer Steer (schema version {}; this build knows up to {})",
+                                      version, kSchemaVersion));
+  }
+  if (version < kSchemaVersion) {
+    for (auto step = version; step < kSchemaVersion; ++step) db.execute(kMigrations[step]);
+    db.execute(fmt::format("PRAGMA user_version = {}; PRAGMA application_id = {}", kSchemaVersion, kApplicationId));
+    transaction.commit();
+  }
+}
+
+// A connection whose settings and schema are in place, so statements can be prepared.
+struct ReadyConnection : sqlite::Connection {
+  ReadyConnection(const std::string& file, int flags) : sqlite::Connection(file, flags) { set_up(*this); }
+};
+
+TuningKey tuning_key_from(const Statement& s, int first_column) {
+  return TuningKey{std::string(s.column_text(first_column)), std::string(s.column_text(first_column + 1)),
+                   std::string(s.column_text(first_column + 2)), std::string(s.column_text(first_column + 3)),
+                   std::string(s.column_text(first_column + 4))};
+}
+
+}  // namespace
+
+struct Store::Impl {
+  std::filesystem::path file;
+  ReadyConnection db;
+  // Prepared once: an append binds and steps, nothing is parsed.
+  Statement begin_immediate, begin_read, commit, rollback;
+  Statement find_tuning, insert_tuning, select_tuning, select_tunings;
+  Statement insert_test, insert_counter;
+  Statement select_tests, select_counters, select_keys, count_tests;
+
+  Impl(std::filesystem::path path, int flags)
+      : file(std::move(path)),
+        db(file.string(), flags),
+        begin_immediate(db.get(), "BEGIN IMMEDIATE"),
+        begin_read(db.get(), "BEGIN"),
+        commit(db.get(), "COMMIT"),
+        rollback(db.get(), "ROLLBACK"),
+        find_tuning(db.get(),
+                    "SELECT id FROM tunings WHERE spec_name = ?1 AND spec_hash = ?2 AND device = ?3 "
+                    "AND backend = ?4 AND problem_size = ?5"),
+        insert_tuning(db.get(),
+                      "INSERT INTO tunings (spec_name, spec_hash, device, backend, problem_size) "
+                      "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING"),
+        select_tuning(db.get(), "SELECT spec_name, spec_hash, device, backend, problem_size FROM tunings WHERE id = ?1"),
+        select_tunings(db.get(), "SELECT id, spec_name, spec_hash, device, backend, problem_size FROM tunings ORDER BY id"),
+        insert_test(db.get(), kInsertTest),
+        insert_counter(db.get(), "INSERT INTO counters (test_id, name, value) VALUES (?1, ?2, ?3)"),
+        select_tests(db.get(), kSelectTests),
+        select_counters(db.get(),
+                        "SELECT c.test_id, c.name, c.value FROM counters c JOIN tests t ON t.id = c.test_id "
+                        "WHERE t.tuning_id = ?1"),
+        select_keys(db.get(), "SELECT config_key FROM tests WHERE tuning_id = ?1"),
+        count_tests(db.get(), "SELECT COUNT(*) FROM tests WHERE tuning_id = ?1") {}
+
+  // SQLite failures become StoreErrors that say which file and what was being done.
+  [[noreturn]] void fail(std::string_view action, const std::exception& e) const {
+    throw StoreError(fmt::format("results store '{}': {}: {}", file.string(), action, e.what()));
+  }
+
+  // Writes one test inside the caller's transaction; false if its key is already there.
+  bool insert(std::int64_t tuning, const Result& result) {
+    std::string key = result.key();
+    std::string configuration = store_detail::configuration_to_json(result.configuration).dump();
+    bool inserted = false;
+    {
+      Use s(insert_test);
+      s->bind(1, tuning);
+      s->bind(2, std::string_view(key));
+      s->bind(3, static_cast<std::int64_t>(result.config_index));
+      s->bind(4, std::string_view(configuration));
+      s->bind(5, std::string_view(to_string(result.status)));
+      s->bind(6, std::string_view(result.message));
+      const TimingStats& t = result.time;
+      s->bind(7, static_cast<std::int64_t>(t.repetitions));
+      s->bind(8, t.median_ms);
+      s->bind(9, t.min_ms);
+      s->bind(10, t.mean_ms);
+      s->bind(11, t.max_ms);
+      s->bind(12, t.stddev_ms);
+      s->bind_blob(13, sample_bytes(t.samples_ms));
+      s->bind(14, result.compile_ms);
+      s->bind(15, result.validation_ms);
+      s->bind(16, result.overhead_ms);
+      s->bind(17, result.profiling_ms);
+      s->bind(18, result.max_abs_error);
+      if (result.energy) {
+        const EnergyStats& e = *result.energy;
+        s->bind(19, e.joules_per_launch);
+        s->bind(20, e.spread);
+        s->bind(21, e.average_watts);
+        s->bind(22, e.window_s);
+        s->bind(23, static_cast<std::int64_t>(e.launches));
+        s->bind(24, e.sm_clock_mhz);
+        s->bind(25, e.temperature_c);
+      }  // else: unbound parameters are NULL
+      s->bind(26, std::string_view(result.device));
+      s->bind(27, std::string_view(result.problem_size));
+      s->bind(28, std::string_view(result.timestamp));
+      s->step();
+      inserted = sqlite3_changes(db.get()) > 0;
+    }
+    if (!inserted) return false;
+    std::int64_t test_id = sqlite3_last_insert_rowid(db.get());
+    for (const auto& [name, value] : result.counters) {
+      Use c(insert_counter);
+      c->bind(1, test_id);
+      c->bind(2, std::string_view(name));
+      c->bind(3, value);
+      c->step();
+    }
+    return true;
+  }
+
+  void require_tuning(std::int64_t id) {
+    Use s(select_tuning);
+    s->bind(1, id);
+    if (!s->step()) throw sqlite::Failure(fmt::format("no tuning with id {}", id));
+  }
+};
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Store::Store(Store&&) noexcept = default;
+Store& Store::operator=(Store&&) noexcept = default;
+Store::~Store() = default;
+
+Store Store::open(const std::filesystem::path& file) {
+  try {
+    return Store(std::make_unique<Impl>(file, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX));
+  } catch (const sqlite::Failure& e) {
+    throw StoreError(fmt::format("cannot open results store '{}': {}", file.string(), e.what()));
+  }
+}
+
+Store Store::open_existing(const std::filesystem::path& file) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(file, error))
+    throw StoreError(fmt::format("cannot open results store '{}': no such file", file.string()));
+  try {
+    return Store(std::make_unique<Impl>(file, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX));
+  } catch (const sqlite::Failure& e) {
+    throw StoreError(fmt::format("cannot open results store '{}': {}", file.string(), e.what()));
+  }
+}
+
+const std::filesystem::path& Store::path() const noexcept { return impl_->file; }
+
+int Store::schema_version() noexcept { return kSchemaVersion; }
+
+std::int64_t Store::tuning(const TuningKey& key) {
+  auto bind_key = [&](Statement& s) {
+    s.bind(1, std::string_view(key.spec_name));
+    s.bind(2, std::string_view(key.spec_hash));
+    s.bind(3, std::string_view(key.device));
+    s.bind(4, std::string_view(key.backend));
+    s.bind(5, std::string_view(key.problem_size));
+  };
+  try {
+    // Insert-if-absent then look up, in one write transaction: two processes starting
+    // the same tuning at once get the same id.
+    sqlite::Transaction transaction(impl_->begin_immediate, impl_->commit, impl_->rollback);
+    {
+      Use insert(impl_->insert_tuning);
+      bind_key(*insert);
+      insert->step();
+    }
+    std::int64_t id = 0;
+    {
+      Use find(impl_->find_tuning);
+      bind_key(*find);
+      find->step();
+      id = find->column_int(0);
+    }
+    transaction.commit();
+    return id;
+  } catch (const sqlite::Failure& e) {
+    impl_->fail(fmt::format("cannot create tuning '{}' on '{}'", key.spec_name, key.device), e);
+  }
+}
+
+TuningKey Store::tuning_key(std::int64_t id) const {
+  try {
+    Use s(impl_->select_tuning);
+    s->bind(1, id);
+    if (!s->step()) throw StoreError(fmt::format("results store '{}' has no tuning with id {}", impl_->file.string(), id));
+    return tuning_key_from(*s, 0);
+  } catch (const sqlite::Failure& e) {
+    impl_->fail(fmt::format("cannot read tuning {}", id), e);
+  }
+}
+
+std::vector<std::pair<std::int64_t, TuningKey>> Store::tunings() const {
+  try {
+    std::vector<std::pair<std::int64_t, TuningKey>> tunings;
+    Use s(impl_->select_tunings);
+    while (s->step()) tunings.emplace_back(s->column_int(0), tuning_key_from(*s, 1));
+    return tunings;
+  } catch (const sqlite::Failure& e) {
+    impl_->fail("cannot list tunings", e);
+  }
+}
+
+bool Store::append(std::int64_t tuning, const Result& result) {
+  try {
+    sqlite::Transaction transaction(impl_->begin_immediate, impl_->commit, impl_->rollback);
+    bool inserted = impl_->insert(tuning, result);
+    if (inserted) transaction.commit();
+    return inserted;
+  } catch (const sqlite::Failure& e) {
+    impl_->fail(fmt::format("cannot append test '{}' to tuning {}", result.key(), tuning), e);
+  }
+}
+
+std::size_t Store::append(std::int64_t tuning, std::span<const Result> results) {
+  std::size_t inserted = 0;
+  const Result* current = nullptr;
+  try {
+    sqlite::Transaction transaction(impl_->begin_immediate, impl_->commit, impl_->rollback);
+    impl_->require_tuning(tuning);
+    for (const Result& result : results) {
+      current = &result;
+      if (impl_->insert(tuning, result)) ++inserted;
+    }
+    transaction.commit();
+    return inserted;
+  } catch (const sqlite::Failure& e) {
+    std::string which = current != nullptr ? fmt::format(" (at test '{}')", current->key()) : std::string();
+    impl_->fail(fmt::format("cannot append {} tests to tuning {}{}", results.size(), tuning, which), e);
+  }
+}
+
+std::vector<Result> Store::results(std::int64_t tuning) const {
+  try {
+    // One read transaction: tests and their counters come from the same snapshot even
+    // while another process appends.
+    sqlite::Transaction snapshot(impl_->begin_read, impl_->commit, impl_->rollback);
+    std::vector<Result> results;
+    std::unordered_map<std::int64_t, std::size_t> position;  // test id -> index in results
+    {
+      Use s(impl_->select_tests);
+      s->bind(1, tuning);
+      while (s->step()) {
+        Result r;
+        std::int64_t id = s->column_int(0);
+        r.config_index = static_cast<std::uint64_t>(s->column_int(1));
+        store_detail::Json configuration = store_detail::Json::parse(s->column_text(2));
+        r.configuration = store_detail::configuration_from_json(store_detail::Node(configuration));
+        std::string_view status = s->column_text(3);
+        auto parsed = status_from_string(status);
+        if (!parsed) throw StoreError(fmt::format("test {} has unknown status '{}'", id, status));
+        r.status = *parsed;
+        r.message = s->column_text(4);
+        r.time.repetitions = static_cast<int>(s->column_int(5));
+        r.time.median_ms = s->column_double(6);
+        r.time.min_ms = s->column_double(7);
+        r.time.mean_ms = s->column_double(8);
+        r.time.max_ms = s->column_double(9);
+        r.time.stddev_ms = s->column_double(10);
+        r.time.samples_ms = samples_from(s->column_blob(11));
+        r.compile_ms = s->column_double(12);
+        r.validation_ms = s->column_double(13);
+        r.overhead_ms = s->column_double(14);
+        r.profiling_ms = s->column_double(15);
+        r.max_abs_error = s->column_double(16);
+        if (!s->is_null(21)) {
+          r.energy = EnergyStats{s->column_double(17), s->column_double(18), s->column_double(19),
+                                 s->column_double(20), static_cast<int>(s->column_int(21)),
+                                 s->column_double(22), s->column_double(23)};
+        }
+        r.device = s->column_text(24);
+        r.problem_size = s->column_text(25);
+        r.timestamp = s->column_text(26);
+        position.emplace(id, results.size());
+        results.push_back(std::move(r));
+      }
+    }
+    {
+      Use c(impl_->select_counters);
+      c->bind(1, tuning);
+      while (c->step()) {
+        results[position.at(c->column_int(0))].counters.emplace(std::string(c->column_text(1)), c->column_double(2));
+      }
+    }
+    snapshot.commit();
+    return results;
+  } catch (const sqlite::Failure& e) {
+    impl_->fail(fmt::format("cannot read the tests of tuning {}", tuning), e);
+  } catch (const std::exception& e) {  // a configuration that is not valid JSON, an unknown status
+    impl_->fail(fmt::format("corrupt test in tuning {}", tuning), e);
+  }
+}
+
+std::unordered_set<std::string> Store::measured_keys(std::int64_t tuning) const {
+  try {
+    std::unordered_set<std::string> keys;
+    Use s(impl_->select_keys);
+    s->bind(1, tuning);
+    while (s->step()) keys.emplace(s->column_text(0));
+    return keys;
+  } catch (const sqlite::Failure& e) {
+    impl_->fail(fmt::format("cannot read the keys of tuning {}", tuning), e);
+  }
+}
+
+std::size_t Store::count(std::int64_t tuning) const {
+  try {
+    Use s(impl_->count_tests);
+    s->bind(1, tuning);
+    s->step();
+    return static_cast<std::size_t>(s->column_int(0));
+  } catch (const sqlite::Failure& e) {
+    impl_->fail(fmt::format("cannot count the tests of tuning {}", tuning), e);
+  }
+}
+
+}  // namespace steer

@@ -1,0 +1,244 @@
+// The SQLite results store: round trips, WAL, uniqueness, resume, reopening, schema.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <limits>
+
+#include "steer/store.hpp"
+#include "store_test_support.hpp"
+
+namespace steer {
+namespace {
+
+using testing::expect_same_result;
+using testing::full_result;
+using testing::ScratchDir;
+
+const TuningKey kKey{"gemm", "abc123", "NVIDIA H200", "cuda", "N=4096"};
+
+// Runs a one-value query on the file with a separate connection, as an outside tool would.
+std::string sql_text(const std::filesystem::path& file, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* statement = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &statement, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  std::string text;
+  if (sqlite3_step(statement) == SQLITE_ROW) {
+    const unsigned char* value = sqlite3_column_text(statement, 0);
+    text = value != nullptr ? reinterpret_cast<const char*>(value) : "NULL";
+  }
+  sqlite3_finalize(statement);
+  sqlite3_close(db);
+  return text;
+}
+
+TEST(Store, RoundTripsEveryField) {
+  ScratchDir dir;
+  Store store = Store::open(dir / "results.db");
+  std::int64_t tuning = store.tuning(kKey);
+  Result full = full_result(16);
+  Result bare;  // defaults: no samples, no counters, no energy, empty strings
+  bare.configuration = {{"TILE", Value(8)}};
+  bare.status = Status::CompileError;
+  EXPECT_TRUE(store.append(tuning, full));
+  EXPECT_TRUE(store.append(tuning, bare));
+
+  std::vector<Result> back = store.results(tuning);
+  ASSERT_EQ(back.size(), 2u);
+  expect_same_result(full, back[0]);
+  expect_same_result(bare, back[1]);
+}
+
+TEST(Store, KeepsNaNs) {
+  ScratchDir dir;
+  Store store = Store::open(dir / "results.db");
+  std::int64_t tuning = store.tuning(kKey);
+  Result r = full_result(1);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  r.max_abs_error = nan;  // an output with NaNs in it
+  r.counters["ratio"] = nan;
+  r.configuration.emplace_back("ALPHA", Value(nan));
+  store.append(tuning, r);
+  expect_same_result(r, store.results(tuning).at(0));
+}
+
+TEST(Store, UsesWalAndTheCurrentSchema) {
+  ScratchDir dir;
+  { Store store = Store::open(dir / "results.db"); }
+  EXPECT_EQ(sql_text(dir / "results.db", "PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(sql_text(dir / "results.db", "PRAGMA user_version"), std::to_string(Store::schema_version()));
+  EXPECT_EQ(sql_text(dir / "results.db", "PRAGMA application_id"), std::to_string(0x53544552));
+}
+
+TEST(Store, FindsOrCreatesTunings) {
+  ScratchDir dir;
+  Store store = Store::open(dir / "results.db");
+  std::int64_t a = store.tuning(kKey);
+  TuningKey other = kKey;
+  other.problem_size = "N=8192";
+  std::int64_t b = store.tuning(other);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(store.tuning(kKey), a);
+  auto tunings = store.tunings();
+  ASSERT_EQ(tunings.size(), 2u);
+  EXPECT_EQ(tunings[0].first, a);
+  EXPECT_EQ(tunings[0].second, kKey);
+  EXPECT_EQ(tunings[1].second, other);
+  EXPECT_EQ(store.tuning_key(b), other);
+  EXPECT_THROW(store.tuning_key(b + 100), StoreError);
+}
+
+TEST(Store, KeepsTheFirstMeasurementOfAConfiguration) {
+  ScratchDir dir;
+  Store store = Store::open(dir / "results.db");
+  std::int64_t tuning = store.tuning(kKey);
+  Result first = full_result(4);
+  Result again = full_result(4);
+  again.time = TimingStats::from_samples({99.0});
+  EXPECT_TRUE(store.append(tuning, first));
+  EXPECT_FALSE(store.append(tuning, again));
+  std::vector<Result> batch{full_result(4), full_result(5), full_result(5)};
+  EXPECT_EQ(store.append(tuning, batch), 1u);  // only TILE=5, once
+  std::vector<Result> back = store.results(tuning);
+  ASSERT_EQ(back.size(), 2u);
+  expect_same_result(first, back[0]);
+  EXPECT_EQ(store.count(tuning), 2u);
+  EXPECT_EQ(sql_text(dir / "results.db", "SELECT COUNT(*) FROM counters"), "6");  // no orphans from duplicates
+}
+
+TEST(Store, SameConfigurationInAnotherTuningIsNotADuplicate) {
+  ScratchDir dir;
+  Store store = Store::open(dir / "results.db");
+  TuningKey other = kKey;
+  other.device = "NVIDIA A100";
+  EXPECT_TRUE(store.append(store.tuning(kKey), full_result(4)));
+  EXPECT_TRUE(store.append(store.tuning(other), full_result(4)));
+}
+
+TEST(Store, ResumesAfterReopening) {
+  ScratchDir dir;
+  std::vector<Result> appended;
+  {
+    Store store = Store::open(dir / "results.db");
+    std::int64_t tuning = store.tuning(kKey);
+    for (int tile : {32, 8, 16}) {
+      appended.push_back(full_result(tile));
+      store.append(tuning, appended.back());
+    }
+  }
+  Store store = Store::open_existing(dir / "results.db");
+  std::int64_t tuning = store.tuning(kKey);
+  auto keys = store.measured_keys(tuning);
+  EXPECT_EQ(keys.size(), 3u);
+  for (const Result& r : appended) EXPECT_TRUE(keys.contains(r.key())) << r.key();
+  EXPECT_FALSE(keys.contains(full_result(64).key()));
+
+  store.append(tuning, full_result(64));
+  std::vector<Result> back = store.results(tuning);  // in append order, across sessions
+  ASSERT_EQ(back.size(), 4u);
+  EXPECT_EQ(back[0].configuration[0].second, Value(32));
+  EXPECT_EQ(back[1].configuration[0].second, Value(8));
+  EXPECT_EQ(back[2].configuration[0].second, Value(16));
+  EXPECT_EQ(back[3].configuration[0].second, Value(64));
+}
+
+TEST(Store, TwoConnectionsSeeEachOthersCommits) {
+  ScratchDir dir;
+  Store writer = Store::open(dir / "results.db");
+  Store reader = Store::open(dir / "results.db");
+  std::int64_t tuning = writer.tuning(kKey);
+  EXPECT_EQ(reader.tuning(kKey), tuning);
+  writer.append(tuning, full_result(1));
+  EXPECT_EQ(reader.count(tuning), 1u);
+  reader.append(tuning, full_result(2));
+  EXPECT_EQ(writer.results(tuning).size(), 2u);
+}
+
+TEST(Store, ErrorsNameTheFile) {
+  ScratchDir dir;
+  auto message_of = [](auto&& action) -> std::string {
+    try {
+      action();
+    } catch (const StoreError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  std::filesystem::path missing = dir / "missing.db";
+  EXPECT_NE(message_of([&] { Store::open_existing(missing); }).find("missing.db"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(missing));
+
+  std::filesystem::path text = dir / "notes.db";
+  std::ofstream(text) << "these are not the tables you are looking for\n";
+  std::string message = message_of([&] { Store::open(text); });
+  EXPECT_NE(message.find("notes.db"), std::string::npos) << message;
+
+  std::filesystem::path foreign = dir / "foreign.db";
+  sqlite3* db = nullptr;
+  sqlite3_open(foreign.c_str(), &db);
+  sqlite3_exec(db, "CREATE TABLE people (name TEXT)", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  message = message_of([&] { Store::open(foreign); });
+  EXPECT_NE(message.find("not a Steer results store"), std::string::npos) << message;
+
+  Store store = Store::open(dir / "results.db");
+  message = message_of([&] { store.append(999, full_result(1)); });
+  EXPECT_NE(message.find("results.db"), std::string::npos) << message;
+  EXPECT_NE(message.find("TILE=1"), std::string::npos) << message;
+}
+
+TEST(Store, RefusesANewerSchema) {
+  ScratchDir dir;
+  { Store store = Store::open(dir / "results.db"); }
+  sqlite3* db = nullptr;
+  sqlite3_open((dir / "results.db").c_str(), &db);
+  sqlite3_exec(db, ("PRAGMA user_version = " + std::to_string(Store::schema_version() + 1)).c_str(), nullptr, nullptr,
+               nullptr);
+  sqlite3_close(db);
+  try {
+    Store::open(dir / "results.db");
+    FAIL() << "opened a store with a newer schema";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("newer Steer"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Store, CountersAreQueryableByName) {
+  ScratchDir dir;
+  Store store = Store::open(dir / "results.db");
+  std::int64_t tuning = store.tuning(kKey);
+  for (int tile = 1; tile <= 10; ++tile) store.append(tuning, full_result(tile));
+  EXPECT_EQ(sql_text(dir / "results.db",
+                     "SELECT COUNT(*) FROM tests t JOIN counters c ON c.test_id = t.id AND c.name = 'threads' "
+                     "WHERE t.tuning_id = 1"),
+            "10");
+  EXPECT_EQ(sql_text(dir / "results.db",
+                     "SELECT json_extract(configuration, '$.TILE') FROM tests ORDER BY sequence DESC LIMIT 1"),
+            "10");
+}
+
+TEST(Store, AppendIsFast) {
+  ScratchDir dir;
+  Store store = Store::open(dir / "results.db");
+  std::int64_t tuning = store.tuning(kKey);
+  Result r = full_result(0);
+  for (int i = 0; i < 33; ++i) r.counters["counter_" + std::to_string(i)] = i * 1.5;  // like a KTT profile
+  r.time = TimingStats::from_samples(std::vector<double>(32, 1.0));
+  constexpr int kTests = 2000;
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kTests; ++i) {
+    r.configuration[0].second = Value(i + 1);
+    ASSERT_TRUE(store.append(tuning, r));
+  }
+  double ms_per_append =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / kTests;
+  std::printf("append: %.3f ms per test (one transaction each, 36 counters, 32 samples)\n", ms_per_append);
+  EXPECT_LT(ms_per_append, 1.0);
+  EXPECT_EQ(store.count(tuning), static_cast<std::size_t>(kTests));
+}
+
+}  // namespace
+}  // namespace steer
