@@ -32,7 +32,7 @@ struct Parameter {
 // the values of `parameters` in that order.
 struct Constraint {
   std::string expression;               // empty for a callable
-  std::vector<std::string> parameters;  // for callables; filled from the expression otherwise
+  std::vector<std::string> parameters;  // for callables; for an expression, read from it by Space::build
   std::function<bool(std::span<const Value>)> callable;
   std::string label;                    // where it came from, for messages ("constraints[3]")
 };
@@ -60,6 +60,12 @@ class SpaceDefinition {
 
 // Position of a valid configuration in the space: 0 .. size()-1. Stable for a given
 // definition, so dense per-configuration arrays can be indexed by it.
+// Order: the parameters fall into independent groups (those linked through constraints;
+// an unconstrained parameter is a group of its own), ordered by their first parameter. The
+// index is a mixed-radix number over the groups' numbers of valid rows, the first group
+// the most significant digit; a group's rows are in lexicographic order of value indices,
+// parameters in definition order. Without constraints, or when groups do not interleave,
+// that is lexicographic order over whole configurations (Python's itertools.product).
 using ConfigIndex = std::uint64_t;
 
 // A configuration as value indices, one per parameter in definition order.
@@ -89,10 +95,11 @@ struct BuildStats {
 
 class Space {
  public:
-  // Enumerates the valid configurations. Throws SpaceError for an empty value list, a
-  // constraint naming an unknown parameter, or no valid configuration (naming the
-  // constraint that removed the most); ExpressionError for a constraint that fails to
-  // evaluate (e.g. division by zero), naming the expression and the values.
+  // Enumerates the valid configurations. Throws SpaceError for no parameters, an empty
+  // value list, a callable naming an unknown parameter, or no valid configuration (naming
+  // the constraint that removed the most); ExpressionError for an expression that does not
+  // parse or names an unknown parameter, or that fails to evaluate (e.g. division by zero),
+  // naming the constraint's label and, for evaluation, the parameter values.
   static Space build(const SpaceDefinition& definition);
 
   Space(Space&&) noexcept;
@@ -119,7 +126,8 @@ class Space {
 
   // Uniform over valid configurations.
   ConfigIndex sample(std::mt19937_64& rng) const;
-  // `count` distinct configurations, uniform without replacement (all if count >= size).
+  // `count` distinct configurations, uniform without replacement (all if count >= size), in
+  // random order. Both overloads give the same results for a seed with any standard library.
   std::vector<ConfigIndex> sample(std::mt19937_64& rng, std::uint64_t count) const;
 
   // "NAME=VALUE,NAME=VALUE" in definition order: the canonical text key of a configuration.
