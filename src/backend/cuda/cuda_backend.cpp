@@ -1,0 +1,263 @@
+// The CUDA backend: NVRTC compiles in this process, a worker process runs (worker.hpp
+// says why a separate process, and how it is started).
+//
+// Threads. compile() only runs NVRTC, so any number of threads may compile while run()
+// executes. It returns the cubin; the worker loads it as a module when it first runs
+// it. load() and run() are serialised by one lock.
+//
+// Caches. Cubins are cached here by (source, kernel name, NVRTC options), the options
+// holding the defines and the architecture, so compiling a configuration again (a
+// repeated test, another problem size of the same source) costs a lookup, also after the
+// worker was replaced. Headers the source includes are not part of the key. The worker
+// keeps the recently used modules loaded.
+//
+// Data. load() writes the arguments into a memory file shared with the worker, which
+// uploads them once and keeps a pristine copy of every buffer on the device; before each
+// launch every buffer is restored from it (device to device, outside the timed region),
+// so every launch computes the same thing. Outputs come back through the same file.
+//
+// Failures. A configuration that exceeds a limit (threads, shared memory, grid) is
+// reported before launching, naming the limit. A launch error is a LaunchError result.
+// When it left CUDA unusable (illegal or misaligned address, illegal instruction, trap,
+// ...), or a launch was still running at timeout_ms, the worker ends, which also stops
+// the kernel; the backend starts a new worker, which uploads the arguments again, so
+// tuning goes on. Starting one takes a few hundred milliseconds. The backend waits for
+// the worker's reply without a limit of its own: the worker bounds every launch by
+// timeout_ms, but a driver call that hung would hang run() too.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <mutex>
+
+#include "backend/cuda/lru_cache.hpp"
+#include "backend/cuda/nvrtc_compiler.hpp"
+#include "backend/cuda/worker.hpp"
+#include "steer/backend.hpp"
+
+namespace steer {
+namespace cuda {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Cubins kept for reuse. A cubin is typically 5-50 KiB, so this holds thousands.
+constexpr std::size_t kCubinCacheBytes = std::size_t{256} << 20;
+
+// The program of the last load(), shared with the compiles that use it.
+struct LoadedProgram {
+  Program program;               // without arguments
+  std::uint64_t generation = 0;  // tells kernels of an earlier load() apart
+  std::size_t source_hash = 0;
+};
+
+class CudaKernel final : public CompiledKernel {
+ public:
+  CudaKernel(std::shared_ptr<const Cubin> cubin, std::string cache_key, std::uint64_t generation)
+      : cubin(std::move(cubin)), cache_key(std::move(cache_key)), program_generation(generation) {}
+  std::shared_ptr<const Cubin> cubin;
+  std::string cache_key;
+  std::uint64_t program_generation;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(const BackendOptions& options);
+
+  DeviceInfo device() const override { return info_; }
+  void load(const Program& program) override;
+  std::unique_ptr<CompiledKernel> compile(const KernelInstance& instance) override;
+  RunResult run(const CompiledKernel& kernel, const KernelInstance& instance, const RunOptions& options) override;
+
+ private:
+  std::shared_ptr<const LoadedProgram> current_program() const;
+  // Replaces the worker by a new one serving the current program.
+  void restart_worker(const std::string& reason);
+  std::vector<std::vector<std::byte>> read_outputs() const;
+
+  const int device_index_;
+  DeviceInfo info_;
+
+  mutable std::mutex program_mutex_;  // guards program_, next_generation_
+  std::shared_ptr<const LoadedProgram> program_;
+  std::uint64_t next_generation_ = 1;
+
+  std::mutex cubin_mutex_;  // guards cubins_
+  LruCache<std::shared_ptr<const Cubin>> cubins_{kCubinCacheBytes};
+
+  std::mutex device_mutex_;  // serialises load() and run(): they own what follows
+  SharedMemory memory_;      // the arguments, and room for the outputs
+  SharedLayout layout_;
+  std::unique_ptr<WorkerProcess> worker_;
+};
+
+CudaBackend::CudaBackend(const BackendOptions& options) : device_index_(options.device) {
+  // A first worker answers what the device is (this process never initialises CUDA).
+  worker_ = std::make_unique<WorkerProcess>(device_index_, nullptr, nullptr);
+  info_ = worker_->hello().device;
+
+  const int architecture = info_.compute_capability_major * 10 + info_.compute_capability_minor;
+  const std::vector<int> supported = nvrtc_supported_architectures();
+  if (std::find(supported.begin(), supported.end(), architecture) == supported.end()) {
+    throw BackendError(fmt::format("NVRTC {} cannot generate code for {} (sm_{}); use a CUDA toolkit that supports it",
+                                   nvrtc_version(), info_.name, architecture));
+  }
+}
+
+std::shared_ptr<const LoadedProgram> CudaBackend::current_program() const {
+  std::lock_guard lock(program_mutex_);
+  return program_;
+}
+
+void CudaBackend::load(const Program& program) {
+  if (program.language != Language::Cuda) {
+    throw BackendError(fmt::format("the CUDA backend runs CUDA sources; '{}' is {}", program.source_name,
+                                   to_string(program.language)));
+  }
+  auto loaded = std::make_shared<LoadedProgram>();
+  // What compiles need; the arguments go to the shared memory instead.
+  loaded->program.language = program.language;
+  loaded->program.source = program.source;
+  loaded->program.source_name = program.source_name;
+  loaded->program.kernel_name = program.kernel_name;
+  loaded->program.compiler_options = program.compiler_options;
+  loaded->program.include_dirs = program.include_dirs;
+  loaded->source_hash = std::hash<std::string>{}(program.source);
+
+  SharedLayout layout = layout_arguments(program.arguments);
+  SharedMemory memory = SharedMemory::create(layout.total_bytes, "steer-cuda-arguments");
+  for (std::size_t i = 0; i < program.arguments.size(); ++i) {
+    const std::vector<std::byte>& data = program.arguments[i].data;
+    if (!data.empty()) std::memcpy(memory.bytes().data() + layout.arguments[i].offset, data.data(), data.size());
+  }
+
+  std::lock_guard device_lock(device_mutex_);
+  {
+    // Until the new worker holds the new arguments, no kernel may run.
+    std::lock_guard lock(program_mutex_);
+    program_.reset();
+    loaded->generation = next_generation_++;
+  }
+  worker_.reset();  // frees the device for the new worker
+  worker_ = std::make_unique<WorkerProcess>(device_index_, &memory, &layout);
+  memory_ = std::move(memory);
+  layout_ = std::move(layout);
+  std::lock_guard lock(program_mutex_);
+  program_ = std::move(loaded);
+}
+
+std::unique_ptr<CompiledKernel> CudaBackend::compile(const KernelInstance& instance) {
+  const auto started = Clock::now();
+  std::shared_ptr<const LoadedProgram> loaded = current_program();
+  if (!loaded) throw BackendError("CUDA backend: compile() needs a program; call load() first");
+  const Program& program = loaded->program;
+
+  std::string key = fmt::format("{:016x}\n{}", loaded->source_hash, program.kernel_name);
+  for (const std::string& option :
+       nvrtc_options(program, instance, info_.compute_capability_major, info_.compute_capability_minor)) {
+    key += '\n';
+    key += option;
+  }
+
+  std::shared_ptr<const Cubin> cubin;
+  {
+    std::lock_guard lock(cubin_mutex_);
+    if (auto* cached = cubins_.find(key)) cubin = *cached;
+  }
+  if (!cubin) {
+    // Outside the lock, so compiles run in parallel. Two threads compiling the same
+    // configuration at once both compile it; the second insert replaces the first.
+    cubin = std::make_shared<const Cubin>(
+        nvrtc_compile(program, instance, info_.compute_capability_major, info_.compute_capability_minor));
+    std::lock_guard lock(cubin_mutex_);
+    cubins_.insert(key, cubin, cubin->image.size());
+  }
+
+  auto kernel = std::make_unique<CudaKernel>(cubin, std::move(key), loaded->generation);
+  kernel->log = cubin->log;
+  kernel->compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+  return kernel;
+}
+
+void CudaBackend::restart_worker(const std::string& reason) {
+  worker_.reset();
+  try {
+    worker_ = std::make_unique<WorkerProcess>(device_index_, &memory_, &layout_);
+  } catch (const BackendError& e) {
+    throw BackendError(fmt::format("could not restart the CUDA worker process after {}: {}", reason, e.what()));
+  }
+}
+
+std::vector<std::vector<std::byte>> CudaBackend::read_outputs() const {
+  std::vector<std::vector<std::byte>> outputs;
+  for (const ArgumentSlot& slot : layout_.arguments) {
+    if (!slot.output) continue;
+    const auto bytes = memory_.bytes().subspan(slot.output_offset, slot.bytes);
+    outputs.emplace_back(bytes.begin(), bytes.end());
+  }
+  return outputs;
+}
+
+RunResult CudaBackend::run(const CompiledKernel& compiled, const KernelInstance& instance, const RunOptions& options) {
+  const auto* kernel = dynamic_cast<const CudaKernel*>(&compiled);
+  if (!kernel) throw BackendError("CUDA backend: run() was given a kernel that another backend compiled");
+
+  std::lock_guard device_lock(device_mutex_);
+  std::shared_ptr<const LoadedProgram> loaded = current_program();
+  if (!loaded) throw BackendError("CUDA backend: run() needs a program; call load() first");
+  if (kernel->program_generation != loaded->generation) {
+    throw BackendError("CUDA backend: run() was given a kernel compiled for a program loaded earlier");
+  }
+  if (!worker_) restart_worker("an earlier failure to restart it");
+
+  RunRequest request;
+  request.key = kernel->cache_key;
+  request.symbol = kernel->cubin->symbol;
+  request.kernel_name = loaded->program.kernel_name;
+  request.image = kernel->cubin->image;
+  request.instance = instance;
+  request.options = options;
+  std::optional<RunReply> reply = worker_->run(request);
+
+  RunResult result;
+  if (!reply) {
+    result.status = Status::LaunchError;
+    result.message = fmt::format(
+        "the CUDA worker process died during the launch of '{}' (configuration {}): {}; "
+        "a new worker was started",
+        loaded->program.kernel_name, instance.config_index, worker_->stop());
+    restart_worker("its death");
+    return result;
+  }
+  result.status = reply->status;
+  result.message = std::move(reply->message);
+  if (!reply->samples_ms.empty()) result.time = TimingStats::from_samples(std::move(reply->samples_ms));
+  if (reply->outputs_written) result.outputs = read_outputs();
+  if (reply->context_lost) {
+    result.message += reply->status == Status::Timeout
+                          ? "; the worker process was replaced to stop the kernel"
+                          : "; the error left CUDA unusable in the worker process, so it was replaced";
+    restart_worker(to_string(reply->status));
+  }
+  return result;
+}
+
+// A worker is this program run again with kWorkerVariable set (worker.hpp): it serves the
+// device from here, before main(), and never returns.
+[[gnu::constructor]] void serve_if_started_as_worker() {
+  if (std::getenv(kWorkerVariable)) serve_as_worker();
+}
+
+}  // namespace
+}  // namespace cuda
+
+std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options) {
+  return std::make_unique<cuda::CudaBackend>(options);
+}
+
+bool cuda_backend_built() noexcept { return true; }
+
+}  // namespace steer

@@ -1,0 +1,256 @@
+// The worker process's side: it owns the CUDA context, uploads the arguments once, and
+// for each request loads the cubin, checks the launch against the limits, warms up and
+// times the launches (inputs restored before each), and writes the outputs to the
+// shared memory. Single-threaded; it ends when the backend closes the channel, or after
+// a reply that says its CUDA is lost.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <thread>
+
+#include "backend/cuda/device_session.hpp"
+#include "backend/cuda/driver_api.hpp"
+#include "backend/cuda/launch_check.hpp"
+#include "backend/cuda/worker.hpp"
+
+namespace steer::cuda {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A launch that ran past its time limit.
+class LaunchTimeout : public Error {
+ public:
+  LaunchTimeout(const std::string& message, bool still_running) : Error(message), still_running(still_running) {}
+  bool still_running;  // then only the end of this process stops it
+};
+
+int device_attribute(CUdevice device, CUdevice_attribute attribute, const char* what) {
+  int value = 0;
+  check(driver().cuDeviceGetAttribute(&value, attribute, device), "cuDeviceGetAttribute", what);
+  return value;
+}
+
+int function_attribute(CUfunction function, CUfunction_attribute attribute, const char* what) {
+  int value = 0;
+  check(driver().cuFuncGetAttribute(&value, attribute, function), "cuFuncGetAttribute", what);
+  return value;
+}
+
+// The device `index`, described in `hello`. Throws BackendError.
+CUdevice open_device(int index, Hello& hello) {
+  const DriverApi& api = driver();
+  int count = 0;
+  check(api.cuDeviceGetCount(&count), "cuDeviceGetCount");
+  if (index < 0 || index >= count) {
+    throw BackendError(fmt::format("CUDA device {} was asked for, but there {} {} CUDA device{} (0 to {})", index,
+                                   count == 1 ? "is" : "are", count, count == 1 ? "" : "s", count - 1));
+  }
+  CUdevice device = 0;
+  check(api.cuDeviceGet(&device, index), "cuDeviceGet");
+  char name[256] = {};
+  check(api.cuDeviceGetName(name, sizeof name, device), "cuDeviceGetName");
+  std::size_t memory = 0;
+  check(api.cuDeviceTotalMem(&memory, device), "cuDeviceTotalMem");
+  int driver_version = 0;
+  check(api.cuDriverGetVersion(&driver_version), "cuDriverGetVersion");
+  auto attribute = [&](CUdevice_attribute a, const char* what) { return device_attribute(device, a, what); };
+  auto extent = [&](CUdevice_attribute a, const char* what) { return static_cast<std::uint64_t>(attribute(a, what)); };
+
+  DeviceInfo& info = hello.device;
+  info.backend = "cuda";
+  info.name = name;
+  info.vendor = "NVIDIA";
+  info.compute_capability_major = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "compute capability");
+  info.compute_capability_minor = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "compute capability");
+  info.multiprocessors = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "multiprocessor count");
+  info.global_memory_bytes = memory;
+  // What a kernel can use: the worker opts in beyond the default 48 KiB when a launch needs it.
+  info.max_shared_memory_per_block = static_cast<std::size_t>(
+      attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "opt-in shared memory per block"));
+  info.max_threads_per_block = attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "max threads per block");
+  info.driver_version = fmt::format("{}.{}", driver_version / 1000, driver_version % 1000 / 10);
+
+  DeviceLimits& limits = hello.limits;
+  limits.max_block = {extent(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, "block dim x"),
+                      extent(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, "block dim y"),
+                      extent(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, "block dim z")};
+  limits.max_grid = {extent(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, "grid dim x"),
+                     extent(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, "grid dim y"),
+                     extent(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, "grid dim z")};
+  limits.max_threads_per_block = static_cast<std::uint64_t>(info.max_threads_per_block);
+  limits.max_shared_per_block_optin = info.max_shared_memory_per_block;
+  return device;
+}
+
+KernelAttributes kernel_attributes(CUfunction function) {
+  auto attribute = [&](CUfunction_attribute a, const char* what) {
+    return static_cast<std::uint64_t>(function_attribute(function, a, what));
+  };
+  KernelAttributes attributes;
+  attributes.max_threads_per_block = attribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "max threads per block");
+  attributes.registers_per_thread = function_attribute(function, CU_FUNC_ATTRIBUTE_NUM_REGS, "registers");
+  attributes.static_shared_bytes = attribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "static shared memory");
+  attributes.local_bytes_per_thread = attribute(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, "local memory");
+  attributes.max_dynamic_shared_bytes =
+      attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "max dynamic shared memory");
+  return attributes;
+}
+
+// Waits for `event`, polling so that a kernel that runs too long can be given up on.
+// Spins briefly (most kernels finish within microseconds), then sleeps with backoff; the
+// host's wake-up latency does not enter the measurement, which the events make.
+void wait_for(CUevent event, Clock::time_point started, double timeout_ms, const std::string& what) {
+  const auto deadline =
+      started + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(timeout_ms));
+  const auto spin_until = Clock::now() + std::chrono::microseconds(200);
+  auto pause = std::chrono::microseconds(50);
+  for (;;) {
+    CUresult state = driver().cuEventQuery(event);
+    if (state == CUDA_SUCCESS) return;
+    if (state != CUDA_ERROR_NOT_READY) throw DriverError(state, "cuEventQuery", what);
+    const auto now = Clock::now();
+    if (now >= deadline) {
+      throw LaunchTimeout(fmt::format("{} was still running after the time limit of {} ms", what, timeout_ms), true);
+    }
+    if (now < spin_until) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds(1000));
+    }
+  }
+}
+
+class Worker {
+ public:
+  Worker() : socket_(kWorkerSocketFd) {}
+
+  [[noreturn]] void serve() {
+    std::optional<MessageReader> message = receive_message(socket_.get());
+    if (!message) ::_exit(0);
+    const Setup setup = decode_setup(std::move(*message));
+    Hello hello;
+    try {
+      start(setup, hello);
+    } catch (const Error& e) {
+      hello.problem = e.what();
+    }
+    send_message(socket_.get(), encode(hello));
+    if (!hello.problem.empty()) ::_exit(0);
+
+    while ((message = receive_message(socket_.get()))) {
+      const RunReply reply = run(decode_run_request(std::move(*message)));
+      send_message(socket_.get(), encode(reply));
+      // A kernel may still be running, or CUDA refuses all work: only the end of this
+      // process releases the device. The backend starts a new worker.
+      if (reply.context_lost) ::_exit(0);
+    }
+    ::_exit(0);  // the backend closed the channel
+  }
+
+ private:
+  void start(const Setup& setup, Hello& hello) {
+    const CUdevice device = open_device(setup.device, hello);
+    limits_ = hello.limits;
+    session_.emplace(device);
+    if (!setup.has_program) return;
+    slots_ = setup.layout.arguments;
+    memory_ = SharedMemory::map(kWorkerMemoryFd, setup.layout.total_bytes);
+    std::vector<DeviceSession::ArgumentData> arguments;
+    for (const ArgumentSlot& slot : slots_) {
+      arguments.push_back({slot.name, slot.is_buffer, slot.type, memory_.bytes().subspan(slot.offset, slot.bytes)});
+    }
+    session_->upload(arguments);
+  }
+
+  RunReply run(const RunRequest& request) {
+    const std::string what =
+        fmt::format("the launch of '{}' (configuration {})", request.kernel_name, request.instance.config_index);
+    const KernelInstance& instance = request.instance;
+    const RunOptions& options = request.options;
+    RunReply reply;
+    std::optional<KernelAttributes> attributes;  // known once the module is loaded
+    auto details = [&] { return attributes ? fmt::format(" [{}]", describe_launch(instance, *attributes)) : ""; };
+    try {
+      CUfunction function = session_->function(request.key, request.image, request.symbol);
+      attributes = kernel_attributes(function);
+      if (auto problem = launch_problem(instance, *attributes, limits_)) {
+        reply.status = Status::LaunchError;
+        reply.message = fmt::format("{} was not made: {}{}", what, *problem, details());
+        return reply;
+      }
+      if (instance.shared_memory_bytes > attributes->max_dynamic_shared_bytes) {
+        check(driver().cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                          static_cast<int>(instance.shared_memory_bytes)),
+              "cuFuncSetAttribute", "the dynamic shared memory limit");
+      }
+      for (int i = 0; i < options.warmup; ++i) launch(function, instance, options.timeout_ms, what);
+      double total_ms = 0;
+      // At least one timed launch, so that there is an output to read.
+      while (reply.samples_ms.empty() || static_cast<int>(reply.samples_ms.size()) < options.repetitions ||
+             total_ms < options.min_total_ms) {
+        reply.samples_ms.push_back(launch(function, instance, options.timeout_ms, what));
+        total_ms += reply.samples_ms.back();
+      }
+      if (options.read_outputs) {
+        for (std::size_t i = 0; i < slots_.size(); ++i) {
+          if (!slots_[i].output) continue;
+          session_->read_buffer(i, memory_.bytes().subspan(slots_[i].output_offset, slots_[i].bytes));
+        }
+        reply.outputs_written = true;
+      }
+    } catch (const LaunchTimeout& e) {
+      reply = RunReply{Status::Timeout, e.what() + details(), {}, false, e.still_running};
+    } catch (const Error& e) {  // a failed driver call, mostly
+      reply = RunReply{Status::LaunchError, e.what() + details(), {}, false, !session_->healthy()};
+    }
+    return reply;
+  }
+
+  // One launch with its inputs restored first; returns the kernel's time in ms.
+  double launch(CUfunction function, const KernelInstance& instance, double timeout_ms, const std::string& what) {
+    const DriverApi& api = driver();
+    const auto started = Clock::now();
+    session_->restore_arguments();  // before the start event: not timed
+    check(api.cuEventRecord(session_->start_event(), session_->stream()), "cuEventRecord", what);
+    check(api.cuLaunchKernel(function, static_cast<unsigned>(instance.grid[0]), static_cast<unsigned>(instance.grid[1]),
+                             static_cast<unsigned>(instance.grid[2]), static_cast<unsigned>(instance.block[0]),
+                             static_cast<unsigned>(instance.block[1]), static_cast<unsigned>(instance.block[2]),
+                             static_cast<unsigned>(instance.shared_memory_bytes), session_->stream(),
+                             session_->kernel_parameters(), nullptr),
+          "cuLaunchKernel", what);
+    check(api.cuEventRecord(session_->stop_event(), session_->stream()), "cuEventRecord", what);
+    wait_for(session_->stop_event(), started, timeout_ms, what);
+    float elapsed_ms = 0;
+    check(api.cuEventElapsedTime(&elapsed_ms, session_->start_event(), session_->stop_event()), "cuEventElapsedTime",
+          what);
+    if (elapsed_ms > timeout_ms) {
+      throw LaunchTimeout(fmt::format("{} took {} ms, over the time limit of {} ms", what, elapsed_ms, timeout_ms),
+                          false);
+    }
+    return elapsed_ms;
+  }
+
+  UniqueFd socket_;
+  SharedMemory memory_;
+  std::vector<ArgumentSlot> slots_;
+  DeviceLimits limits_;
+  std::optional<DeviceSession> session_;
+};
+
+}  // namespace
+
+void serve_as_worker() {
+  try {
+    Worker().serve();
+  } catch (...) {
+    // The backend sees the channel close and reports that the worker died.
+  }
+  ::_exit(1);
+}
+
+}  // namespace steer::cuda

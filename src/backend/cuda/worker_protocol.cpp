@@ -1,0 +1,132 @@
+#include "backend/cuda/worker_protocol.hpp"
+
+namespace steer::cuda {
+
+SharedLayout layout_arguments(const std::vector<HostArgument>& arguments) {
+  // Every slot starts on a 64-byte boundary, so buffers can be copied at full speed.
+  auto aligned = [](std::size_t offset) { return (offset + 63) / 64 * 64; };
+  SharedLayout layout;
+  std::size_t end = 0;
+  for (const HostArgument& argument : arguments) {
+    ArgumentSlot& slot = layout.arguments.emplace_back();
+    slot.name = argument.name;
+    slot.is_buffer = argument.is_buffer;
+    slot.type = argument.type;
+    slot.output = argument.output;
+    slot.offset = aligned(end);
+    slot.bytes = argument.data.size();
+    end = slot.offset + slot.bytes;
+  }
+  for (ArgumentSlot& slot : layout.arguments) {
+    if (!slot.output) continue;
+    slot.output_offset = aligned(end);
+    end = slot.output_offset + slot.bytes;
+  }
+  layout.total_bytes = end;
+  return layout;
+}
+
+MessageWriter encode(const Setup& setup) {
+  MessageWriter message;
+  message.put(setup.device).put(setup.has_program).put(setup.layout.total_bytes).put(setup.layout.arguments.size());
+  for (const ArgumentSlot& slot : setup.layout.arguments) {
+    message.put(slot.name).put(slot.is_buffer).put(slot.type).put(slot.output).put(slot.offset).put(slot.bytes);
+    message.put(slot.output_offset);
+  }
+  return message;
+}
+
+Setup decode_setup(MessageReader message) {
+  Setup setup;
+  setup.device = message.get<int>();
+  setup.has_program = message.get<bool>();
+  setup.layout.total_bytes = message.get<std::size_t>();
+  setup.layout.arguments.resize(message.get<std::size_t>());
+  for (ArgumentSlot& slot : setup.layout.arguments) {
+    slot.name = message.get_string();
+    slot.is_buffer = message.get<bool>();
+    slot.type = message.get<ElementType>();
+    slot.output = message.get<bool>();
+    slot.offset = message.get<std::size_t>();
+    slot.bytes = message.get<std::size_t>();
+    slot.output_offset = message.get<std::size_t>();
+  }
+  return setup;
+}
+
+MessageWriter encode(const Hello& hello) {
+  MessageWriter message;
+  const DeviceInfo& d = hello.device;
+  message.put(hello.problem).put(d.backend).put(d.name).put(d.vendor).put(d.driver_version);
+  message.put(d.compute_capability_major).put(d.compute_capability_minor).put(d.multiprocessors);
+  message.put(d.global_memory_bytes).put(d.max_shared_memory_per_block).put(d.max_threads_per_block);
+  message.put(hello.limits);
+  return message;
+}
+
+Hello decode_hello(MessageReader message) {
+  Hello hello;
+  DeviceInfo& d = hello.device;
+  hello.problem = message.get_string();
+  d.backend = message.get_string();
+  d.name = message.get_string();
+  d.vendor = message.get_string();
+  d.driver_version = message.get_string();
+  d.compute_capability_major = message.get<int>();
+  d.compute_capability_minor = message.get<int>();
+  d.multiprocessors = message.get<int>();
+  d.global_memory_bytes = message.get<std::size_t>();
+  d.max_shared_memory_per_block = message.get<std::size_t>();
+  d.max_threads_per_block = message.get<int>();
+  hello.limits = message.get<DeviceLimits>();
+  return hello;
+}
+
+MessageWriter encode(const RunRequest& request) {
+  MessageWriter message;
+  const KernelInstance& i = request.instance;
+  const RunOptions& o = request.options;
+  message.put(request.key).put(request.symbol).put(request.kernel_name).put(request.image);
+  message.put(i.config_index).put(i.grid).put(i.block).put(i.shared_memory_bytes);
+  message.put(o.warmup).put(o.repetitions).put(o.min_total_ms).put(o.timeout_ms).put(o.read_outputs);
+  return message;
+}
+
+RunRequest decode_run_request(MessageReader message) {
+  RunRequest request;
+  KernelInstance& i = request.instance;
+  RunOptions& o = request.options;
+  request.key = message.get_string();
+  request.symbol = message.get_string();
+  request.kernel_name = message.get_string();
+  request.image = message.get_vector<char>();
+  i.config_index = message.get<std::uint64_t>();
+  i.grid = message.get<std::array<std::uint64_t, 3>>();
+  i.block = message.get<std::array<std::uint64_t, 3>>();
+  i.shared_memory_bytes = message.get<std::size_t>();
+  o.warmup = message.get<int>();
+  o.repetitions = message.get<int>();
+  o.min_total_ms = message.get<double>();
+  o.timeout_ms = message.get<double>();
+  o.read_outputs = message.get<bool>();
+  return request;
+}
+
+MessageWriter encode(const RunReply& reply) {
+  MessageWriter message;
+  message.put(reply.status).put(reply.message).put(reply.samples_ms).put(reply.outputs_written);
+  message.put(reply.context_lost);
+  return message;
+}
+
+RunReply decode_run_reply(MessageReader message) {
+  RunReply reply;
+  reply.status = message.get<Status>();
+  reply.message = message.get_string();
+  reply.samples_ms = message.get_vector<double>();
+  reply.outputs_written = message.get<bool>();
+  reply.context_lost = message.get<bool>();
+  return reply;
+}
+
+}  // namespace steer::cuda
