@@ -13,6 +13,9 @@ namespace {
 // The registration lines: add a subcommand here.
 constexpr steer::cli::Registration kCommands[] = {
     steer::cli::register_space,
+    steer::cli::register_tune,
+    steer::cli::register_export,
+    steer::cli::register_import,
 };
 
 }  // namespace

@@ -114,6 +114,10 @@ struct BackendOptions {
 std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options);
 std::unique_ptr<Backend> make_opencl_backend(const BackendOptions& options);
 bool cuda_backend_built() noexcept;
+// "cuda", "opencl" or "auto" (CUDA if a GPU answers, else OpenCL). `note`, if given,
+// receives why auto fell back. Throws BackendError naming what each backend said.
+std::unique_ptr<Backend> open_backend(const std::string& kind, const BackendOptions& options,
+                                      std::string* note = nullptr);
 bool opencl_backend_built() noexcept;
 
 }  // namespace steer

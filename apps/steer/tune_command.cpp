@@ -1,0 +1,181 @@
+// steer tune: tune a spec's kernel on a device, store every test, print a summary.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "commands.hpp"
+#include "progress.hpp"
+#include "steer/backend.hpp"
+#include "steer/searcher.hpp"
+#include "steer/spec.hpp"
+#include "steer/store.hpp"
+#include "steer/tuner.hpp"
+
+namespace steer::cli {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void on_sigint(int) {
+  g_interrupted.store(true);
+  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
+}
+
+struct TuneArgs {
+  std::string spec;
+  std::string backend = "auto";
+  int device = 0;
+  std::string size;
+  std::string searcher = "random";
+  std::optional<std::uint64_t> budget;
+  std::optional<double> time_s;
+  std::optional<double> fraction;
+  std::optional<double> target_ms;
+  std::uint64_t seed = 1;
+  std::string db;
+  bool json = false;
+  bool no_compile_ahead = false;
+  int compile_threads = 0;
+  int repetitions = 10;
+  int warmup = 1;
+  std::vector<std::string> settings;
+};
+
+nlohmann::json config_json(const Result& result) {
+  nlohmann::json config = nlohmann::json::object();
+  for (const auto& [name, value] : result.configuration) {
+    switch (value.type()) {
+      case ValueType::Int: config[name] = value.as_int(); break;
+      case ValueType::Float: config[name] = value.as_double(); break;
+      case ValueType::Bool: config[name] = value.as_bool(); break;
+      case ValueType::String: config[name] = value.as_string(); break;
+    }
+  }
+  return config;
+}
+
+std::string config_text(const Result& result) {
+  std::string text;
+  for (const auto& [name, value] : result.configuration) {
+    text += fmt::format("{}{}={}", text.empty() ? "" : " ", name, value.to_string());
+  }
+  return text;
+}
+
+void print_summary(const TuneSummary& s) {
+  fmt::print("\n{} tests ({} valid, {} failed, {} resumed from the store) on {}, size '{}'; stopped: {}\n",
+             s.tests, s.valid, s.failed, s.resumed, s.device, s.problem_size, s.stop_reason);
+  if (s.best) {
+    fmt::print("best: {:.4f} ms  {}\n", s.best->time.median_ms, config_text(*s.best));
+    if (s.best->time.median_ms > 0 && s.median_valid_ms > 0) {
+      fmt::print("speed-up over the median tested configuration ({:.4f} ms): {:.2f}x\n", s.median_valid_ms,
+                 s.median_valid_ms / s.best->time.median_ms);
+    }
+  } else {
+    fmt::print("no valid configuration found\n");
+  }
+  fmt::print("wall {:.2f} s = setup {:.2f} + compile wait {:.2f} + run {:.2f} + validation {:.2f} + framework {:.2f}"
+             " (compiler time {:.2f} s, overlapped by compiling ahead; framework median {:.3f} ms/test)\n",
+             s.wall_s, s.setup_s, s.compile_wait_s, s.run_s, s.validation_s, s.overhead_s, s.compile_cpu_s,
+             s.median_overhead_ms);
+}
+
+nlohmann::json summary_json(const TuneSummary& s) {
+  nlohmann::json out = {
+      {"tests", s.tests},         {"valid", s.valid},
+      {"failed", s.failed},       {"resumed", s.resumed},
+      {"interrupted", s.interrupted}, {"stop_reason", s.stop_reason},
+      {"wall_s", s.wall_s},       {"setup_s", s.setup_s},
+      {"compile_wait_s", s.compile_wait_s}, {"compile_cpu_s", s.compile_cpu_s},
+      {"run_s", s.run_s},         {"validation_s", s.validation_s},
+      {"overhead_s", s.overhead_s}, {"median_overhead_ms", s.median_overhead_ms},
+      {"median_valid_ms", s.median_valid_ms},
+      {"device", s.device},       {"size", s.problem_size},
+  };
+  if (s.best) {
+    out["best"] = {{"config", config_json(*s.best)}, {"time_ms", s.best->time.median_ms}};
+  } else {
+    out["best"] = nullptr;
+  }
+  return out;
+}
+
+int run_tune(const TuneArgs& args) {
+  Spec spec = load_spec(args.spec);
+  Space space = Space::build(spec.space);
+  std::string note;
+  auto backend = open_backend(args.backend, BackendOptions{.device = args.device}, &note);
+  if (!note.empty()) fmt::print(stderr, "steer: {}\n", note);
+
+  SearcherOptions searcher_options;
+  searcher_options.seed = args.seed;
+  for (const std::string& setting : args.settings) {
+    auto eq = setting.find('=');
+    if (eq == std::string::npos) throw Error(fmt::format("--set '{}': expected NAME=VALUE", setting));
+    searcher_options.settings[setting.substr(0, eq)] = setting.substr(eq + 1);
+  }
+  auto searcher = make_searcher(args.searcher, searcher_options);
+
+  std::optional<Store> store;
+  if (!args.db.empty()) store.emplace(Store::open(args.db));
+
+  TuneOptions options;
+  options.size = args.size;
+  options.stop.tests = args.budget;
+  options.stop.wall_seconds = args.time_s;
+  options.stop.space_fraction = args.fraction;
+  options.stop.target_ms = args.target_ms;
+  options.compile_ahead = !args.no_compile_ahead;
+  options.compile_threads = args.compile_threads;
+  options.run.repetitions = args.repetitions;
+  options.run.warmup = args.warmup;
+  options.interrupt = &g_interrupted;
+  Progress progress(isatty(STDERR_FILENO) != 0);
+  options.on_test = [&](const Result& result, const TuneProgress& p) { progress.update(result, p); };
+
+  g_interrupted.store(false);
+  std::signal(SIGINT, on_sigint);
+  TuneSummary summary = tune(spec, space, *backend, *searcher, store ? &*store : nullptr, options);
+  std::signal(SIGINT, SIG_DFL);
+  progress.finish();
+
+  if (args.json) {
+    fmt::print("{}\n", summary_json(summary).dump());
+  } else {
+    print_summary(summary);
+  }
+  return summary.interrupted ? 130 : 0;
+}
+
+}  // namespace
+
+Runner register_tune(CLI::App& app) {
+  auto args = std::make_shared<TuneArgs>();
+  CLI::App* cmd = app.add_subcommand("tune", "Tune a spec's kernel on a device");
+  cmd->add_option("spec", args->spec, "Tuning spec (JSON)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--backend", args->backend, "cuda, opencl or auto")
+      ->check(CLI::IsMember({"cuda", "opencl", "auto"}));
+  cmd->add_option("--device", args->device, "Device index");
+  cmd->add_option("--size", args->size, "Problem size name (default: the spec's)");
+  cmd->add_option("--searcher", args->searcher, "Search strategy");
+  cmd->add_option("--budget", args->budget, "Stop after this many tests")->check(CLI::PositiveNumber);
+  cmd->add_option("--time", args->time_s, "Stop after this many seconds")->check(CLI::PositiveNumber);
+  cmd->add_option("--fraction", args->fraction, "Stop after this fraction of the space")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--target-ms", args->target_ms, "Stop once a configuration runs this fast");
+  cmd->add_option("--seed", args->seed, "Random seed of the searcher");
+  cmd->add_option("--db", args->db, "Results store (SQLite); resumes from it");
+  cmd->add_option("--set", args->settings, "Searcher setting NAME=VALUE (repeatable)");
+  cmd->add_option("--repetitions", args->repetitions, "Timed launches per test")->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", args->warmup, "Untimed launches before timing")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--compile-threads", args->compile_threads, "Compiler threads (0: cores - 1)");
+  cmd->add_flag("--no-compile-ahead", args->no_compile_ahead, "Compile each configuration just before it runs");
+  cmd->add_flag("--json", args->json, "Print one JSON object at the end");
+  return [args] { return run_tune(*args); };
+}
+
+}  // namespace steer::cli

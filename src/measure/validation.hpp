@@ -1,0 +1,35 @@
+#pragma once
+// Output validation: a computed buffer against the expected one, element by element.
+// An element passes when actual == expected or |actual - expected| <= abs + rel * |expected|;
+// NaN never passes (not even against NaN).
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "steer/spec.hpp"
+
+namespace steer {
+
+struct Mismatch {
+  std::size_t index = 0;
+  double actual = 0;
+  double expected = 0;
+};
+
+struct ValidationResult {
+  bool ok = true;
+  std::size_t elements = 0;
+  std::size_t mismatches = 0;
+  double max_abs_error = 0;  // largest |actual - expected| over the elements without NaN
+  std::optional<Mismatch> first_mismatch;
+  // Empty when ok, else e.g. "3 of 4096 elements differ beyond abs 0 + rel 0; first at
+  // index 17: 1.5, expected 1.25; max |error| 0.25".
+  std::string message;
+};
+
+// Throws Error if the buffers' sizes differ or are not a whole number of elements.
+ValidationResult validate_output(ElementType type, std::span<const std::byte> actual,
+                                 std::span<const std::byte> expected, double abs_tolerance, double rel_tolerance);
+
+}  // namespace steer

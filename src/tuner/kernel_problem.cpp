@@ -1,0 +1,194 @@
+#include "tuner/kernel_problem.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "steer/error.hpp"
+
+namespace steer {
+namespace {
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw SpecError(fmt::format("cannot read kernel source '{}'", path.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+template <typename T>
+void fill(std::vector<std::byte>& bytes, std::uint64_t n, auto&& generate) {
+  bytes.resize(n * sizeof(T));
+  T* out = reinterpret_cast<T*>(bytes.data());
+  for (std::uint64_t i = 0; i < n; ++i) out[i] = static_cast<T>(generate(i));
+}
+
+template <typename T>
+void fill_typed(const Argument& argument, std::uint64_t n, std::vector<std::byte>& bytes) {
+  const Initialiser& init = argument.init;
+  switch (init.kind) {
+    case Initialiser::Kind::Zeros:
+      fill<T>(bytes, n, [](std::uint64_t) { return 0; });
+      return;
+    case Initialiser::Kind::Constant:
+      fill<T>(bytes, n, [&](std::uint64_t) { return init.value; });
+      return;
+    case Initialiser::Kind::Iota:
+      fill<T>(bytes, n, [](std::uint64_t i) { return static_cast<double>(i); });
+      return;
+    case Initialiser::Kind::Random: {
+      std::mt19937_64 rng(init.seed);
+      if constexpr (std::is_floating_point_v<T>) {
+        std::uniform_real_distribution<T> dist(static_cast<T>(init.low), static_cast<T>(init.high));
+        fill<T>(bytes, n, [&](std::uint64_t) { return dist(rng); });
+      } else {
+        using Wide = std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>;
+        std::uniform_int_distribution<Wide> dist(static_cast<Wide>(init.low), static_cast<Wide>(init.high));
+        fill<T>(bytes, n, [&](std::uint64_t) { return dist(rng); });
+      }
+      return;
+    }
+    case Initialiser::Kind::File: {
+      std::string data = read_file(init.file);
+      if (data.size() != n * sizeof(T)) {
+        throw SpecError(fmt::format("argument '{}': file '{}' holds {} bytes, expected {} ({} elements of {})",
+                                    argument.name, init.file.string(), data.size(), n * sizeof(T), n,
+                                    to_string(argument.type)));
+      }
+      bytes.resize(data.size());
+      std::memcpy(bytes.data(), data.data(), data.size());
+      return;
+    }
+  }
+}
+
+template <typename T>
+std::vector<std::byte> scalar_bytes(const Value& value) {
+  T v = std::is_floating_point_v<T> ? static_cast<T>(value.as_double()) : static_cast<T>(value.as_int());
+  std::vector<std::byte> bytes(sizeof(T));
+  std::memcpy(bytes.data(), &v, sizeof(T));
+  return bytes;
+}
+
+template <typename F>
+auto dispatch(ElementType type, F&& f) {
+  switch (type) {
+    case ElementType::F32: return f(float{});
+    case ElementType::F64: return f(double{});
+    case ElementType::I32: return f(std::int32_t{});
+    case ElementType::U32: return f(std::uint32_t{});
+    case ElementType::I64: return f(std::int64_t{});
+    case ElementType::U64: return f(std::uint64_t{});
+    case ElementType::I8: return f(std::int8_t{});
+    case ElementType::U8: return f(std::uint8_t{});
+  }
+  throw Error("unknown element type");
+}
+
+std::uint64_t to_extent(const expr::Scalar& s, const expr::Expression& e) {
+  double v = s.as_double();
+  if (!(v >= 1) || v != std::floor(v)) {
+    throw ExpressionError(fmt::format("launch geometry must be a positive integer, got {}", v), e.text());
+  }
+  return static_cast<std::uint64_t>(v);
+}
+
+}  // namespace
+
+std::vector<std::byte> initialise_buffer(const Argument& argument, std::uint64_t elements) {
+  std::vector<std::byte> bytes;
+  dispatch(argument.type, [&](auto tag) { fill_typed<decltype(tag)>(argument, elements, bytes); });
+  return bytes;
+}
+
+KernelProblem::KernelProblem(const Spec& spec, const Space& space, const ProblemSize& size, Language language)
+    : space_(space), size_(size) {
+  if (!spec.kernel) throw SpecError(fmt::format("spec '{}' has no kernel section: nothing to run", spec.name));
+  const KernelSpec& kernel = *spec.kernel;
+  auto source = kernel.sources.find(language);
+  if (source == kernel.sources.end()) {
+    throw SpecError(fmt::format("spec '{}' has no {} source", spec.name, to_string(language)));
+  }
+  program_.language = language;
+  program_.source = read_file(source->second);
+  program_.source_name = source->second.filename().string();
+  program_.kernel_name = kernel.name;
+  program_.compiler_options = kernel.compiler_options;
+  program_.include_dirs.push_back(source->second.parent_path().string());
+
+  for (const Argument& argument : kernel.arguments) {
+    HostArgument host;
+    host.name = argument.name;
+    host.is_buffer = argument.is_buffer;
+    host.type = argument.type;
+    host.output = argument.output;
+    try {
+      if (argument.is_buffer) {
+        std::int64_t n = expr::evaluate_once(argument.size, size.variables).as_int();
+        if (n <= 0) throw SpecError(fmt::format("argument '{}': size '{}' is {}", argument.name, argument.size, n));
+        host.data = initialise_buffer(argument, static_cast<std::uint64_t>(n));
+      } else {
+        Value value = expr::evaluate_once(argument.value, size.variables);
+        host.data = dispatch(argument.type, [&](auto tag) { return scalar_bytes<decltype(tag)>(value); });
+      }
+    } catch (const ExpressionError& e) {
+      throw SpecError(fmt::format("argument '{}' of size '{}': {}", argument.name, size.name, e.detailed()));
+    }
+    if (host.output) outputs_.push_back(program_.arguments.size());
+    program_.arguments.push_back(std::move(host));
+  }
+
+  // Geometry expressions see the parameters first, then the size variables.
+  std::vector<std::string> names;
+  for (const Parameter& p : space.parameters()) names.push_back(p.name);
+  for (const auto& [name, value] : size.variables) {
+    names.push_back(name);
+    size_scalars_.push_back(expr::to_scalar(value));
+  }
+  auto parse_all = [&](const std::vector<std::string>& texts, const char* what) {
+    if (texts.empty() || texts.size() > 3) {
+      throw SpecError(fmt::format("spec '{}': launch.{} needs 1 to 3 expressions", spec.name, what));
+    }
+    std::vector<expr::Expression> out;
+    for (const std::string& text : texts) out.push_back(expr::Expression::parse(text, names));
+    return out;
+  };
+  grid_ = parse_all(kernel.launch.grid, "grid");
+  block_ = parse_all(kernel.launch.block, "block");
+  shared_memory_ = expr::Expression::parse(kernel.launch.shared_memory_bytes, names);
+  for (const Parameter& p : space.parameters()) {
+    std::vector<expr::Scalar> scalars;
+    for (const Value& v : p.values) scalars.push_back(expr::to_scalar(v));
+    parameter_scalars_.push_back(std::move(scalars));
+  }
+}
+
+KernelInstance KernelProblem::instance(ConfigIndex config) const {
+  const auto& params = space_.parameters();
+  ValueIndices indices = space_.value_indices(config);
+  std::vector<expr::Scalar> slots;
+  slots.reserve(params.size() + size_scalars_.size());
+  KernelInstance instance;
+  instance.config_index = config;
+  instance.defines.reserve(params.size());
+  for (std::size_t p = 0; p < params.size(); ++p) {
+    slots.push_back(parameter_scalars_[p][indices[p]]);
+    instance.defines.emplace_back(params[p].name, params[p].values[indices[p]].to_string());
+  }
+  slots.insert(slots.end(), size_scalars_.begin(), size_scalars_.end());
+  for (std::size_t d = 0; d < grid_.size(); ++d) instance.grid[d] = to_extent(grid_[d].evaluate(slots), grid_[d]);
+  for (std::size_t d = 0; d < block_.size(); ++d) {
+    instance.block[d] = to_extent(block_[d].evaluate(slots), block_[d]);
+  }
+  double shared = shared_memory_.evaluate(slots).as_double();
+  if (shared < 0) throw ExpressionError("shared memory size is negative", shared_memory_.text());
+  instance.shared_memory_bytes = static_cast<std::size_t>(shared);
+  return instance;
+}
+
+}  // namespace steer

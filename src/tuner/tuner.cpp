@@ -1,0 +1,360 @@
+// The tuning loop. One thread drives the device; a pool compiles proposals ahead.
+#include "steer/tuner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <deque>
+#include <future>
+#include <unordered_map>
+
+#include "measure/validation.hpp"
+#include "steer/error.hpp"
+#include "steer/reference.hpp"
+#include "steer/store.hpp"
+#include "tuner/kernel_problem.hpp"
+#include "tuner/thread_pool.hpp"
+
+namespace steer {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string utc_timestamp() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), mid, values.end());
+  if (values.size() % 2 == 1) return *mid;
+  double upper = *mid;
+  double lower = *std::max_element(values.begin(), mid);
+  return (lower + upper) / 2;
+}
+
+struct CompileOutcome {
+  std::unique_ptr<CompiledKernel> kernel;
+  std::string error;  // compiler log when kernel is null
+  double compile_ms = 0;
+};
+
+// One proposal on its way through the pipeline.
+struct Pending {
+  Proposal proposal;
+  std::optional<Result> cached;             // served from the store (resume)
+  std::optional<KernelInstance> instance;   // empty when the geometry failed to evaluate
+  std::string instance_error;
+  std::future<CompileOutcome> compiled;     // valid when compiled ahead
+};
+
+CompileOutcome compile_instance(Backend& backend, const KernelInstance& instance) {
+  CompileOutcome outcome;
+  auto start = Clock::now();
+  try {
+    outcome.kernel = backend.compile(instance);
+  } catch (const CompileError& e) {
+    outcome.error = e.what();
+  } catch (const std::exception& e) {
+    outcome.error = fmt::format("compilation failed: {}", e.what());
+  }
+  outcome.compile_ms = seconds_since(start) * 1e3;
+  if (outcome.kernel && outcome.kernel->compile_ms > 0) outcome.compile_ms = outcome.kernel->compile_ms;
+  return outcome;
+}
+
+// Expected outputs: from the registered CPU reference, or by running the reference
+// configuration. Empty when the spec asks for no validation.
+ReferenceOutputs expected_outputs(const Spec& spec, const Space& space, const KernelProblem& problem,
+                                  Backend& backend, const RunOptions& run_options) {
+  ReferenceOutputs expected;
+  const Reference& reference = spec.reference;
+  if (reference.kind == Reference::Kind::None) return expected;
+  const auto& args = problem.program().arguments;
+  for (std::size_t index : problem.outputs()) expected.emplace_back(args[index].data.size());
+  if (reference.kind == Reference::Kind::Cpu) {
+    const ReferenceFunction& function = find_reference(reference.cpu_function);
+    function(ReferenceInput{problem.size(), args}, expected);
+    return expected;
+  }
+  auto config = space.index_of(reference.configuration);
+  if (!config) throw SpecError("the reference configuration is not a valid configuration of the space");
+  KernelInstance instance = problem.instance(*config);
+  CompileOutcome outcome = compile_instance(backend, instance);
+  if (!outcome.kernel) throw Error("the reference configuration does not compile: " + outcome.error);
+  RunOptions once = run_options;
+  once.warmup = 0;
+  once.repetitions = 1;
+  once.min_total_ms = 0;
+  once.read_outputs = true;
+  RunResult run = backend.run(*outcome.kernel, instance, once);
+  if (run.status != Status::Ok) throw Error("the reference configuration failed to run: " + run.message);
+  return std::move(run.outputs);
+}
+
+class Loop {
+ public:
+  Loop(const Spec& spec, const Space& space, Backend& backend, Searcher& searcher, Store* store,
+       const TuneOptions& options)
+      : spec_(spec), space_(space), backend_(backend), searcher_(searcher), store_(store), options_(options) {}
+
+  TuneSummary run();
+
+ private:
+  bool should_stop();
+  void refill();
+  Result execute(Pending& pending);
+  void record(Result result, bool resumed, double overhead_ms);
+  std::uint64_t planned_tests() const;
+
+  const Spec& spec_;
+  const Space& space_;
+  Backend& backend_;
+  Searcher& searcher_;
+  Store* store_;
+  const TuneOptions& options_;
+
+  std::unique_ptr<KernelProblem> problem_;
+  std::unique_ptr<ThreadPool> pool_;
+  ReferenceOutputs expected_;
+  std::int64_t tuning_id_ = 0;
+  std::unordered_map<std::string, Result> stored_;
+  std::deque<Pending> pipeline_;
+  std::size_t ahead_ = 1;
+  bool searcher_done_ = false;
+
+  Clock::time_point start_;
+  TuneSummary summary_;
+  TuneProgress progress_;
+  std::vector<double> overheads_ms_;
+};
+
+std::uint64_t Loop::planned_tests() const {
+  std::uint64_t planned = space_.size();
+  if (options_.stop.tests) planned = std::min(planned, *options_.stop.tests);
+  if (options_.stop.space_fraction) {
+    auto share = static_cast<std::uint64_t>(std::ceil(*options_.stop.space_fraction * static_cast<double>(space_.size())));
+    planned = std::min(planned, share);
+  }
+  return planned;
+}
+
+bool Loop::should_stop() {
+  if (options_.interrupt && options_.interrupt->load()) {
+    summary_.interrupted = true;
+    summary_.stop_reason = "interrupted";
+    return true;
+  }
+  if (summary_.tests >= planned_tests()) {
+    summary_.stop_reason = summary_.tests >= space_.size() ? "space exhausted" : "test budget reached";
+    return true;
+  }
+  if (options_.stop.wall_seconds && seconds_since(start_) >= *options_.stop.wall_seconds) {
+    summary_.stop_reason = "time limit reached";
+    return true;
+  }
+  if (options_.stop.target_ms && summary_.best && summary_.best->time.median_ms <= *options_.stop.target_ms) {
+    summary_.stop_reason = "target runtime reached";
+    return true;
+  }
+  return false;
+}
+
+void Loop::refill() {
+  if (searcher_done_) return;
+  std::uint64_t budget_left = planned_tests() - std::min(planned_tests(), summary_.tests + pipeline_.size());
+  std::size_t want = std::min<std::uint64_t>(ahead_ - std::min(ahead_, pipeline_.size()), budget_left);
+  if (want == 0) return;
+  std::vector<Proposal> proposals = searcher_.propose(want);
+  if (proposals.empty() && pipeline_.empty()) searcher_done_ = true;
+  for (Proposal& proposal : proposals) {
+    Pending pending;
+    pending.proposal = proposal;
+    auto hit = stored_.find(space_.key(proposal.config));
+    if (hit != stored_.end()) {
+      pending.cached = hit->second;
+      pending.cached->config_index = proposal.config;
+    } else {
+      try {
+        pending.instance = problem_->instance(proposal.config);
+      } catch (const ExpressionError& e) {
+        pending.instance_error = e.detailed();
+      }
+      if (pending.instance && pool_) {
+        pending.compiled = pool_->submit([this, instance = *pending.instance] {
+          return compile_instance(backend_, instance);
+        });
+      }
+    }
+    pipeline_.push_back(std::move(pending));
+  }
+}
+
+Result Loop::execute(Pending& pending) {
+  Result result;
+  result.config_index = pending.proposal.config;
+  for (std::size_t p = 0; p < space_.parameters().size(); ++p) {
+    result.configuration.emplace_back(space_.parameters()[p].name, space_.value(pending.proposal.config, p));
+  }
+  result.device = summary_.device;
+  result.problem_size = summary_.problem_size;
+  result.timestamp = utc_timestamp();
+  if (!pending.instance) {
+    result.status = Status::LaunchError;
+    result.message = "launch geometry: " + pending.instance_error;
+    return result;
+  }
+
+  auto wait_start = Clock::now();
+  CompileOutcome compiled = pending.compiled.valid() ? pending.compiled.get()
+                                                     : compile_instance(backend_, *pending.instance);
+  summary_.compile_wait_s += seconds_since(wait_start);
+  summary_.compile_cpu_s += compiled.compile_ms / 1e3;
+  result.compile_ms = compiled.compile_ms;
+  if (!compiled.kernel) {
+    result.status = Status::CompileError;
+    result.message = compiled.error;
+    return result;
+  }
+
+  RunOptions run_options = options_.run;
+  run_options.measure = pending.proposal.measure;
+  run_options.read_outputs = !expected_.empty();
+  auto run_start = Clock::now();
+  RunResult run = backend_.run(*compiled.kernel, *pending.instance, run_options);
+  summary_.run_s += seconds_since(run_start);
+  result.status = run.status;
+  result.message = run.message;
+  result.time = std::move(run.time);
+  result.counters = std::move(run.counters);
+  result.energy = run.energy;
+  result.profiling_ms = run.profiling_ms;
+  if (result.status != Status::Ok || expected_.empty()) return result;
+
+  auto validate_start = Clock::now();
+  const auto& args = problem_->program().arguments;
+  for (std::size_t o = 0; o < expected_.size(); ++o) {
+    const HostArgument& argument = args[problem_->outputs()[o]];
+    if (o >= run.outputs.size()) {
+      result.status = Status::InvalidOutput;
+      result.message = fmt::format("output '{}' was not read back", argument.name);
+      break;
+    }
+    ValidationResult check = validate_output(argument.type, run.outputs[o], expected_[o],
+                                             spec_.reference.abs_tolerance, spec_.reference.rel_tolerance);
+    result.max_abs_error = std::max(result.max_abs_error, check.max_abs_error);
+    if (!check.ok) {
+      result.status = Status::InvalidOutput;
+      result.message = fmt::format("output '{}': {}", argument.name, check.message);
+    }
+  }
+  result.validation_ms = seconds_since(validate_start) * 1e3;
+  summary_.validation_s += result.validation_ms / 1e3;
+  return result;
+}
+
+void Loop::record(Result result, bool resumed, double overhead_ms) {
+  ++summary_.tests;
+  if (resumed) ++summary_.resumed;
+  if (result.ok()) {
+    ++summary_.valid;
+    if (!summary_.best || result.time.median_ms < summary_.best->time.median_ms) summary_.best = result;
+  } else if (result.status != Status::Skipped) {
+    ++summary_.failed;
+  }
+  if (!resumed) overheads_ms_.push_back(overhead_ms);
+  progress_.tests = summary_.tests;
+  progress_.valid = summary_.valid;
+  progress_.resumed = summary_.resumed;
+  progress_.elapsed_s = seconds_since(start_);
+  progress_.best = summary_.best;
+  if (options_.on_test) options_.on_test(result, progress_);
+  summary_.results.push_back(std::move(result));
+}
+
+TuneSummary Loop::run() {
+  start_ = Clock::now();
+  const ProblemSize& size = spec_.size(options_.size.empty() ? spec_.default_size : options_.size);
+  DeviceInfo device = backend_.device();
+  summary_.device = device.name;
+  summary_.problem_size = size.name;
+  Language language = device.backend == "opencl" ? Language::OpenCL : Language::Cuda;
+  problem_ = std::make_unique<KernelProblem>(spec_, space_, size, language);
+  backend_.load(problem_->program());
+  expected_ = expected_outputs(spec_, space_, *problem_, backend_, options_.run);
+
+  if (store_) {
+    tuning_id_ = store_->tuning(TuningKey{spec_.name, spec_.hash, device.name, device.backend, size.name});
+    for (Result& stored : store_->results(tuning_id_)) {
+      std::string key = stored.key();
+      stored_.emplace(std::move(key), std::move(stored));
+    }
+  }
+  if (options_.compile_ahead) {
+    unsigned threads = options_.compile_threads > 0
+                           ? static_cast<unsigned>(options_.compile_threads)
+                           : std::max(1u, std::thread::hardware_concurrency() - 1);
+    pool_ = std::make_unique<ThreadPool>(threads);
+    ahead_ = 2 * threads;
+  }
+  progress_.planned = planned_tests();
+  searcher_.start(space_);
+  summary_.setup_s = seconds_since(start_);
+
+  while (!should_stop()) {
+    auto iteration_start = Clock::now();
+    double device_side_s = summary_.compile_wait_s + summary_.run_s + summary_.validation_s;
+    refill();
+    if (pipeline_.empty()) {
+      if (summary_.stop_reason.empty()) summary_.stop_reason = "searcher finished";
+      break;
+    }
+    Pending pending = std::move(pipeline_.front());
+    pipeline_.pop_front();
+    bool resumed = pending.cached.has_value();
+    Result result = resumed ? std::move(*pending.cached) : execute(pending);
+    if (store_ && !resumed) store_->append(tuning_id_, result);
+    searcher_.observe(result);
+    double iteration_s = seconds_since(iteration_start);
+    double device_s = summary_.compile_wait_s + summary_.run_s + summary_.validation_s - device_side_s;
+    double overhead_ms = std::max(0.0, iteration_s - device_s) * 1e3;
+    result.overhead_ms = overhead_ms;
+    record(std::move(result), resumed, overhead_ms);
+  }
+  // Proposals still in the pipeline are never run: drop their queued compiles.
+  pipeline_.clear();
+  pool_.reset();
+  summary_.wall_s = seconds_since(start_);
+  double accounted = summary_.setup_s + summary_.compile_wait_s + summary_.run_s + summary_.validation_s;
+  summary_.overhead_s = std::max(0.0, summary_.wall_s - accounted);
+  summary_.median_overhead_ms = median(overheads_ms_);
+  std::vector<double> valid_times;
+  for (const Result& r : summary_.results) {
+    if (r.ok()) valid_times.push_back(r.time.median_ms);
+  }
+  summary_.median_valid_ms = median(valid_times);
+  if (summary_.stop_reason.empty()) summary_.stop_reason = "done";
+  return std::move(summary_);
+}
+
+}  // namespace
+
+TuneSummary tune(const Spec& spec, const Space& space, Backend& backend, Searcher& searcher, Store* store,
+                 const TuneOptions& options) {
+  Loop loop(spec, space, backend, searcher, store, options);
+  return loop.run();
+}
+
+}  // namespace steer

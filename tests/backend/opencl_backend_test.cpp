@@ -1,0 +1,292 @@
+// The OpenCL backend on whatever device 0 is (PoCL's CPU device in CI).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "steer/backend.hpp"
+
+namespace steer {
+namespace {
+
+constexpr int kElements = 1 << 16;
+
+HostArgument float_buffer(std::string name, const std::vector<float>& values, bool output = false) {
+  HostArgument argument{.name = std::move(name), .type = ElementType::F32, .output = output};
+  argument.data.resize(values.size() * sizeof(float));
+  std::memcpy(argument.data.data(), values.data(), argument.data.size());
+  return argument;
+}
+
+HostArgument int_scalar(std::string name, std::int32_t value) {
+  HostArgument argument{.name = std::move(name), .is_buffer = false, .type = ElementType::I32};
+  argument.data.resize(sizeof value);
+  std::memcpy(argument.data.data(), &value, sizeof value);
+  return argument;
+}
+
+std::vector<float> as_floats(const std::vector<std::byte>& bytes) {
+  std::vector<float> values(bytes.size() / sizeof(float));
+  std::memcpy(values.data(), bytes.data(), bytes.size());
+  return values;
+}
+
+std::vector<float> iota(float first) {
+  std::vector<float> values(kElements);
+  std::iota(values.begin(), values.end(), first);
+  return values;
+}
+
+// c = a + SCALE * b, with `c` starting as zeros.
+Program vector_add_program() {
+  Program program;
+  program.language = Language::OpenCL;
+  program.source_name = "vector_add.cl";
+  program.kernel_name = "vector_add";
+  program.source = R"(
+    __kernel void vector_add(__global float* c, __global const float* a, __global const float* b, const int n) {
+      const int i = get_global_id(0);
+      if (i < n) c[i] = a[i] + SCALE * b[i];
+    })";
+  program.arguments = {float_buffer("c", std::vector<float>(kElements, 0.0f), true), float_buffer("a", iota(0)),
+                       float_buffer("b", iota(1)), int_scalar("n", kElements)};
+  return program;
+}
+
+KernelInstance instance_1d(std::uint64_t block, std::vector<std::pair<std::string, std::string>> defines = {}) {
+  KernelInstance instance;
+  instance.defines = std::move(defines);
+  instance.block = {block, 1, 1};
+  instance.grid = {(kElements + block - 1) / block, 1, 1};
+  return instance;
+}
+
+class OpenclBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!opencl_backend_built()) GTEST_SKIP() << "the OpenCL backend was not built";
+    try {
+      backend_ = make_opencl_backend({});
+    } catch (const BackendError& error) {
+      GTEST_SKIP() << "no OpenCL device: " << error.what();
+    }
+  }
+
+  std::unique_ptr<Backend> backend_;
+};
+
+TEST_F(OpenclBackendTest, DescribesTheDevice) {
+  const DeviceInfo info = backend_->device();
+  EXPECT_EQ(info.backend, "opencl");
+  EXPECT_FALSE(info.name.empty());
+  EXPECT_FALSE(info.driver_version.empty());
+  EXPECT_GT(info.max_threads_per_block, 0);
+  EXPECT_GT(info.max_shared_memory_per_block, 0u);
+  EXPECT_GT(info.global_memory_bytes, 0u);
+  EXPECT_GT(info.multiprocessors, 0);
+}
+
+TEST_F(OpenclBackendTest, UnknownDeviceIndexNamesTheDevices) {
+  try {
+    make_opencl_backend({.device = 1000});
+    FAIL() << "expected BackendError";
+  } catch (const BackendError& error) {
+    EXPECT_NE(std::string(error.what()).find("device 1000 does not exist"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find(backend_->device().name), std::string::npos) << error.what();
+  }
+}
+
+TEST_F(OpenclBackendTest, CompileBeforeLoadIsAnError) {
+  EXPECT_THROW(backend_->compile(instance_1d(64, {{"SCALE", "2"}})), BackendError);
+}
+
+TEST_F(OpenclBackendTest, VectorAddCompilesRunsTimesAndReadsBack) {
+  backend_->load(vector_add_program());
+  const KernelInstance instance = instance_1d(64, {{"SCALE", "2.0f"}});
+  const auto kernel = backend_->compile(instance);
+  EXPECT_GT(kernel->compile_ms, 0);
+
+  const RunResult result = backend_->run(*kernel, instance, {.warmup = 2, .repetitions = 5});
+  ASSERT_EQ(result.status, Status::Ok) << result.message;
+  EXPECT_EQ(result.time.repetitions, 5);
+  ASSERT_EQ(result.time.samples_ms.size(), 5u);
+  for (double sample : result.time.samples_ms) EXPECT_GT(sample, 0);
+  EXPECT_LE(result.time.min_ms, result.time.median_ms);
+  EXPECT_LE(result.time.median_ms, result.time.max_ms);
+
+  ASSERT_EQ(result.outputs.size(), 1u);
+  const std::vector<float> c = as_floats(result.outputs[0]);
+  ASSERT_EQ(c.size(), static_cast<std::size_t>(kElements));
+  for (int i = 0; i < kElements; ++i) ASSERT_EQ(c[i], i + 2.0f * (i + 1)) << "at " << i;
+}
+
+TEST_F(OpenclBackendTest, RepeatsUntilTheMinimumTotalTime) {
+  backend_->load(vector_add_program());
+  const KernelInstance instance = instance_1d(64, {{"SCALE", "1"}});
+  const auto kernel = backend_->compile(instance);
+  const RunResult result = backend_->run(*kernel, instance, {.warmup = 0, .repetitions = 2, .min_total_ms = 5});
+  ASSERT_EQ(result.status, Status::Ok) << result.message;
+  EXPECT_GE(result.time.samples_ms.size(), 2u);
+  EXPECT_GE(std::accumulate(result.time.samples_ms.begin(), result.time.samples_ms.end(), 0.0), 5.0);
+}
+
+TEST_F(OpenclBackendTest, SkipsReadingOutputsWhenNotAsked) {
+  backend_->load(vector_add_program());
+  const KernelInstance instance = instance_1d(64, {{"SCALE", "1"}});
+  const auto kernel = backend_->compile(instance);
+  const RunResult result = backend_->run(*kernel, instance, {.repetitions = 1, .read_outputs = false});
+  ASSERT_EQ(result.status, Status::Ok) << result.message;
+  EXPECT_TRUE(result.outputs.empty());
+}
+
+// The kernel changes its input and accumulates into its output: only if both are restored
+// before every launch is the result that of a single launch.
+TEST_F(OpenclBackendTest, RestoresInputsAndOutputsBeforeEveryLaunch) {
+  Program program;
+  program.language = Language::OpenCL;
+  program.source_name = "accumulate.cl";
+  program.kernel_name = "accumulate";
+  program.source = R"(
+    __kernel void accumulate(__global float* out, __global float* a) {
+      const int i = get_global_id(0);
+      a[i] += 1.0f;
+      out[i] += a[i];
+    })";
+  program.arguments = {float_buffer("out", std::vector<float>(kElements, 0.0f), true), float_buffer("a", iota(0))};
+  backend_->load(program);
+  const KernelInstance instance = instance_1d(128);
+  const auto kernel = backend_->compile(instance);
+  const RunResult result = backend_->run(*kernel, instance, {.warmup = 3, .repetitions = 4});
+  ASSERT_EQ(result.status, Status::Ok) << result.message;
+  const std::vector<float> out = as_floats(result.outputs.at(0));
+  for (int i = 0; i < kElements; ++i) ASSERT_EQ(out[i], i + 1.0f) << "at " << i;
+}
+
+TEST_F(OpenclBackendTest, CompileErrorCarriesTheLogAndTheDefines) {
+  backend_->load(vector_add_program());
+  try {
+    backend_->compile(instance_1d(64, {{"SCALE", "2+*oops"}, {"MARKER", "17"}}));
+    FAIL() << "expected CompileError";
+  } catch (const CompileError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("vector_add.cl"), std::string::npos) << message;
+    EXPECT_NE(message.find("MARKER=17"), std::string::npos) << message;
+    EXPECT_NE(message.find("error"), std::string::npos) << message;  // from the compiler's log
+  }
+}
+
+TEST_F(OpenclBackendTest, MissingKernelIsACompileError) {
+  Program program = vector_add_program();
+  program.kernel_name = "no_such_kernel";
+  backend_->load(program);
+  EXPECT_THROW(backend_->compile(instance_1d(64, {{"SCALE", "1"}})), CompileError);
+}
+
+TEST_F(OpenclBackendTest, OversizedWorkGroupIsALaunchError) {
+  backend_->load(vector_add_program());
+  const auto kernel = backend_->compile(instance_1d(64, {{"SCALE", "1"}}));
+  const auto limit = static_cast<std::uint64_t>(backend_->device().max_threads_per_block);
+
+  KernelInstance too_wide = instance_1d(64);
+  too_wide.block = {limit * 2, 1, 1};
+  const RunResult wide = backend_->run(*kernel, too_wide, {});
+  EXPECT_EQ(wide.status, Status::LaunchError);
+  EXPECT_NE(wide.message.find("exceeds"), std::string::npos) << wide.message;
+
+  // Within every per-dimension limit, too many work-items in total.
+  KernelInstance too_many = instance_1d(64);
+  too_many.block = {limit, 2, 1};
+  const RunResult many = backend_->run(*kernel, too_many, {});
+  EXPECT_EQ(many.status, Status::LaunchError);
+  EXPECT_NE(many.message.find("CL_DEVICE_MAX_WORK_GROUP_SIZE"), std::string::npos) << many.message;
+
+  // The backend still works afterwards.
+  const KernelInstance good = instance_1d(64);
+  EXPECT_EQ(backend_->run(*kernel, good, {.repetitions = 1}).status, Status::Ok);
+}
+
+TEST_F(OpenclBackendTest, LaunchRejectedByTheImplementationNamesTheError) {
+  Program program = vector_add_program();
+  program.source = "__kernel __attribute__((reqd_work_group_size(16, 1, 1)))\n" + program.source.substr(program.source.find("void"));
+  backend_->load(program);
+  const KernelInstance instance = instance_1d(32, {{"SCALE", "1"}});  // not the required 16
+  const auto kernel = backend_->compile(instance);
+  const RunResult result = backend_->run(*kernel, instance, {});
+  EXPECT_EQ(result.status, Status::LaunchError);
+  EXPECT_NE(result.message.find("CL_INVALID_WORK_GROUP_SIZE"), std::string::npos) << result.message;
+}
+
+// The limit is a tenth of the kernel's own time on this device, so the test holds on a CPU
+// as on a GPU.
+TEST_F(OpenclBackendTest, SlowLaunchIsATimeoutAndTheNextRunStillWorks) {
+  constexpr std::uint64_t kWorkItems = 4096;
+  Program program;
+  program.language = Language::OpenCL;
+  program.source_name = "spin.cl";
+  program.kernel_name = "spin";
+  program.source = R"(
+    __kernel void spin(__global float* out, const int iterations) {
+      float x = get_global_id(0);
+      for (int k = 0; k < iterations; ++k) x = x * 0.999f + 1.0f;
+      out[get_global_id(0)] = x;
+    })";
+  program.arguments = {float_buffer("out", std::vector<float>(kWorkItems, 0.0f), true),
+                       int_scalar("iterations", 1 << 15)};
+  backend_->load(program);
+  KernelInstance instance;
+  instance.grid = {kWorkItems / 64, 1, 1};
+  instance.block = {64, 1, 1};
+  const auto kernel = backend_->compile(instance);
+
+  const RunResult measured = backend_->run(*kernel, instance, {.warmup = 1, .repetitions = 1});
+  ASSERT_EQ(measured.status, Status::Ok) << measured.message;
+  const double limit_ms = measured.time.median_ms / 10;
+  const RunResult slow = backend_->run(*kernel, instance, {.warmup = 0, .repetitions = 1, .timeout_ms = limit_ms});
+  EXPECT_EQ(slow.status, Status::Timeout) << "kernel time " << measured.time.median_ms << " ms";
+  EXPECT_NE(slow.message.find(fmt::format("{} ms limit", limit_ms)), std::string::npos) << slow.message;
+
+  const RunResult next = backend_->run(*kernel, instance, {.warmup = 0, .repetitions = 1});
+  ASSERT_EQ(next.status, Status::Ok) << next.message;
+  EXPECT_EQ(next.outputs.at(0), measured.outputs.at(0));
+}
+
+TEST_F(OpenclBackendTest, CompilesFromSeveralThreadsAtOnce) {
+  backend_->load(vector_add_program());
+  constexpr int kThreads = 2, kPerThread = 3;
+  std::vector<std::unique_ptr<CompiledKernel>> kernels(kThreads * kPerThread);
+  std::vector<std::string> errors(kThreads);
+  {
+    std::vector<std::jthread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        try {
+          for (int k = 0; k < kPerThread; ++k) {
+            const int scale = t * kPerThread + k;
+            kernels[scale] = backend_->compile(instance_1d(64, {{"SCALE", std::to_string(scale)}}));
+          }
+        } catch (const std::exception& error) {
+          errors[t] = error.what();
+        }
+      });
+    }
+  }
+  for (const auto& error : errors) EXPECT_EQ(error, "");
+  for (int scale = 0; scale < kThreads * kPerThread; ++scale) {
+    ASSERT_NE(kernels[scale], nullptr);
+    const RunResult result = backend_->run(*kernels[scale], instance_1d(64), {.repetitions = 1});
+    ASSERT_EQ(result.status, Status::Ok) << result.message;
+    EXPECT_EQ(as_floats(result.outputs.at(0))[3], 3.0f + scale * 4.0f) << "SCALE=" << scale;
+  }
+}
+
+TEST_F(OpenclBackendTest, RejectsCudaSource) {
+  Program program = vector_add_program();
+  program.language = Language::Cuda;
+  EXPECT_THROW(backend_->load(program), BackendError);
+}
+
+}  // namespace
+}  // namespace steer

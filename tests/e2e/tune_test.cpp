@@ -1,0 +1,178 @@
+// End-to-end: the steer binary tunes the transpose kernel on the OpenCL CPU device (PoCL),
+// stores every test, and resumes after being killed.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "steer/backend.hpp"
+#include "steer/spec.hpp"
+#include "steer/space.hpp"
+#include "steer/store.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kSpec = std::string(STEER_SOURCE_DIR) + "/kernels/transpose/spec.json";
+
+struct Output {
+  int exit_code = -1;
+  std::string stdout_text;
+};
+
+Output run_steer(const std::string& arguments, bool with_stderr = false) {
+  std::string command = std::string(STEER_BINARY) + " " + arguments + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  Output out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return out;
+  char buffer[4096];
+  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) out.stdout_text.append(buffer, n);
+  int status = pclose(pipe);
+  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+bool have_opencl() {
+  try {
+    steer::make_opencl_backend({});
+    return true;
+  } catch (const steer::Error&) {
+    return false;
+  }
+}
+
+fs::path fresh_db(const std::string& name) {
+  fs::path db = fs::temp_directory_path() / ("steer_e2e_" + name + "_" + std::to_string(getpid()) + ".db");
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
+  return db;
+}
+
+std::vector<steer::Result> stored_results(const fs::path& db) {
+  steer::Store store = steer::Store::open_existing(db);
+  auto tunings = store.tunings();
+  if (tunings.size() != 1) return {};
+  return store.results(tunings.front().first);
+}
+
+TEST(TuneEndToEnd, TunesTheSmallTransposeExhaustivelyAndValidatesEveryConfiguration) {
+  if (!have_opencl()) GTEST_SKIP() << "no OpenCL device";
+  steer::Space space = steer::Space::build(steer::load_spec(kSpec).space);
+  fs::path db = fresh_db("full");
+  Output out = run_steer("tune " + kSpec + " --backend opencl --size small --searcher exhaustive --repetitions 2 " +
+                         "--warmup 0 --json --db " + db.string());
+  ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
+  auto summary = nlohmann::json::parse(out.stdout_text);
+  EXPECT_EQ(summary["tests"].get<std::uint64_t>(), space.size());
+  EXPECT_EQ(summary["valid"].get<std::uint64_t>(), space.size()) << "every valid configuration must validate";
+  EXPECT_EQ(summary["failed"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(summary["stop_reason"], "space exhausted");
+  ASSERT_TRUE(summary["best"].is_object());
+  EXPECT_GT(summary["best"]["time_ms"].get<double>(), 0.0);
+
+  std::vector<steer::Result> stored = stored_results(db);
+  ASSERT_EQ(stored.size(), space.size());
+  for (const steer::Result& result : stored) {
+    EXPECT_EQ(result.status, steer::Status::Ok) << result.key() << ": " << result.message;
+  }
+}
+
+TEST(TuneEndToEnd, JsonSummaryHasTheDocumentedFields) {
+  if (!have_opencl()) GTEST_SKIP() << "no OpenCL device";
+  fs::path db = fresh_db("json");
+  Output out = run_steer("tune " + kSpec + " --backend opencl --size small --budget 5 --seed 3 --json --db " +
+                         db.string());
+  ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
+  auto summary = nlohmann::json::parse(out.stdout_text);
+  for (const char* field : {"tests", "valid", "failed", "wall_s", "best"}) {
+    EXPECT_TRUE(summary.contains(field)) << field;
+  }
+  EXPECT_EQ(summary["tests"], 5);
+  EXPECT_TRUE(summary["best"]["config"].contains("TILE_SIZE_X"));
+
+  // The same command again resumes: nothing is run twice.
+  Output again = run_steer("tune " + kSpec + " --backend opencl --size small --budget 5 --seed 3 --json --db " +
+                           db.string());
+  ASSERT_EQ(again.exit_code, 0);
+  auto resumed = nlohmann::json::parse(again.stdout_text);
+  EXPECT_EQ(resumed["tests"], 5);
+  EXPECT_EQ(resumed["resumed"], 5);
+  EXPECT_EQ(resumed["best"], summary["best"]);
+  EXPECT_EQ(stored_results(db).size(), 5u);
+}
+
+TEST(TuneEndToEnd, KillNineThenResumeLosesNoFinishedTestAndDuplicatesNone) {
+  if (!have_opencl()) GTEST_SKIP() << "no OpenCL device";
+  fs::path db = fresh_db("kill");
+  const std::string arguments = "tune " + kSpec + " --backend opencl --size small --searcher random --seed 11 " +
+                                "--budget 60 --repetitions 2 --db " + db.string();
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::string command = std::string(STEER_BINARY) + " " + arguments + " >/dev/null 2>&1";
+    execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Kill it once some tests are committed, in the middle of the run.
+  std::size_t seen = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!fs::exists(db)) continue;
+    try {
+      seen = stored_results(db).size();
+    } catch (const steer::Error&) {
+      continue;  // the child may be creating the schema
+    }
+    if (seen >= 8) break;
+  }
+  ASSERT_GE(seen, 8u) << "the tuning did not commit tests in time";
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the run finished before it could be killed";
+
+  std::vector<steer::Result> before = stored_results(db);
+  ASSERT_GE(before.size(), seen);
+  ASSERT_LT(before.size(), 60u);
+  std::map<std::string, double> before_times;
+  for (const steer::Result& r : before) before_times[r.key()] = r.time.median_ms;
+
+  Output resumed = run_steer(arguments + " --json");
+  ASSERT_EQ(resumed.exit_code, 0);
+  auto summary = nlohmann::json::parse(resumed.stdout_text);
+  EXPECT_EQ(summary["tests"], 60);
+  EXPECT_EQ(summary["resumed"].get<std::size_t>(), before.size());
+
+  std::vector<steer::Result> after = stored_results(db);
+  ASSERT_EQ(after.size(), 60u);
+  std::map<std::string, int> occurrences;
+  for (const steer::Result& r : after) ++occurrences[r.key()];
+  for (const auto& [key, count] : occurrences) EXPECT_EQ(count, 1) << key << " stored twice";
+  for (const steer::Result& r : after) {
+    auto it = before_times.find(r.key());
+    if (it != before_times.end()) {
+      EXPECT_EQ(r.time.median_ms, it->second) << "a finished test was re-measured";
+    }
+  }
+  for (const auto& [key, time] : before_times) EXPECT_EQ(occurrences.count(key), 1u) << key << " was lost";
+}
+
+TEST(TuneEndToEnd, BadInputGetsAClearErrorAndNonZeroExit) {
+  Output missing = run_steer("tune /nonexistent/spec.json --budget 1", true);
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.stdout_text.find("/nonexistent/spec.json"), std::string::npos) << missing.stdout_text;
+  Output bad_searcher = run_steer("tune " + kSpec + " --backend opencl --searcher nonsense --budget 1", true);
+  EXPECT_NE(bad_searcher.exit_code, 0);
+  EXPECT_NE(bad_searcher.stdout_text.find("unknown searcher 'nonsense'"), std::string::npos) << bad_searcher.stdout_text;
+}
+
+}  // namespace

@@ -1,0 +1,101 @@
+// Properties every searcher keeps: valid configurations only, no repeats, exact budgets
+// (the loop asks for at most `max`), determinism under a seed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "steer/error.hpp"
+#include "steer/searcher.hpp"
+
+namespace steer {
+namespace {
+
+Space small_space() {
+  SpaceDefinition def;
+  def.add_parameter("X", std::vector<Value>{1, 2, 4, 8, 16});
+  def.add_parameter("Y", std::vector<Value>{1, 2, 3});
+  def.add_parameter("Z", std::vector<Value>{0, 1});
+  def.add_constraint("X * Y <= 16 or Z == 1");
+  return Space::build(def);
+}
+
+std::vector<ConfigIndex> drain(Searcher& searcher, const Space& space, std::size_t batch) {
+  searcher.start(space);
+  std::vector<ConfigIndex> order;
+  for (;;) {
+    std::vector<Proposal> proposals = searcher.propose(batch);
+    EXPECT_LE(proposals.size(), batch);
+    if (proposals.empty()) break;
+    for (const Proposal& p : proposals) {
+      order.push_back(p.config);
+      Result r;
+      r.config_index = p.config;
+      r.status = Status::Ok;
+      r.time.median_ms = static_cast<double>(p.config % 7) + 1;
+      searcher.observe(r);
+    }
+  }
+  return order;
+}
+
+class EverySearcher : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EverySearcher, ProposesEveryValidConfigurationExactlyOnce) {
+  Space space = small_space();
+  auto searcher = make_searcher(GetParam(), SearcherOptions{.seed = 9});
+  std::vector<ConfigIndex> order = drain(*searcher, space, 3);
+  std::set<ConfigIndex> distinct(order.begin(), order.end());
+  EXPECT_EQ(distinct.size(), order.size()) << "no repeats";
+  EXPECT_EQ(order.size(), space.size()) << "nothing left out";
+  for (ConfigIndex c : order) EXPECT_LT(c, space.size());
+}
+
+TEST_P(EverySearcher, IsDeterministicUnderASeed) {
+  Space space = small_space();
+  auto a = make_searcher(GetParam(), SearcherOptions{.seed = 42});
+  auto b = make_searcher(GetParam(), SearcherOptions{.seed = 42});
+  EXPECT_EQ(drain(*a, space, 2), drain(*b, space, 2));
+}
+
+TEST_P(EverySearcher, NeverProposesMoreThanAsked) {
+  Space space = small_space();
+  auto searcher = make_searcher(GetParam(), SearcherOptions{.seed = 1});
+  searcher->start(space);
+  EXPECT_EQ(searcher->propose(1).size(), 1u);
+  EXPECT_TRUE(searcher->propose(0).empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Registered, EverySearcher, ::testing::Values("exhaustive", "random"));
+
+TEST(RandomSearcher, DifferentSeedsGiveDifferentOrders) {
+  Space space = small_space();
+  auto a = make_searcher("random", SearcherOptions{.seed = 1});
+  auto b = make_searcher("random", SearcherOptions{.seed = 2});
+  EXPECT_NE(drain(*a, space, 4), drain(*b, space, 4));
+}
+
+TEST(RandomSearcher, FirstProposalIsUniformOverTheSpace) {
+  Space space = small_space();
+  std::vector<int> hits(space.size());
+  constexpr int kTrials = 20000;
+  for (int seed = 0; seed < kTrials; ++seed) {
+    auto searcher = make_searcher("random", SearcherOptions{.seed = static_cast<std::uint64_t>(seed)});
+    searcher->start(space);
+    ++hits[searcher->propose(1).front().config];
+  }
+  double expected = static_cast<double>(kTrials) / static_cast<double>(space.size());
+  for (int h : hits) EXPECT_NEAR(h, expected, 5 * std::sqrt(expected));
+}
+
+TEST(SearcherRegistry, UnknownNameListsTheKnownOnes) {
+  try {
+    make_searcher("nope", {});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("random"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace steer

@@ -1,0 +1,78 @@
+#pragma once
+// A backend that runs nothing: it "compiles" and "runs" by rules the test sets, so the
+// tuning loop can be specified without a device.
+#include <atomic>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "steer/backend.hpp"
+
+namespace steer::testing {
+
+class FakeBackend final : public Backend {
+ public:
+  // Runtime of a configuration from its defines; also decides failures.
+  std::function<double(const KernelInstance&)> runtime_ms = [](const KernelInstance&) { return 1.0; };
+  std::function<bool(const KernelInstance&)> compile_fails = [](const KernelInstance&) { return false; };
+  std::function<bool(const KernelInstance&)> launch_fails = [](const KernelInstance&) { return false; };
+  std::function<bool(const KernelInstance&)> wrong_output = [](const KernelInstance&) { return false; };
+
+  std::atomic<int> compiles{0};
+  std::atomic<int> runs{0};
+  std::vector<std::uint64_t> run_order;
+
+  DeviceInfo device() const override {
+    DeviceInfo info;
+    info.backend = "fake";
+    info.name = "Fake Device";
+    return info;
+  }
+  void load(const Program& program) override { program_ = program; }
+  std::unique_ptr<CompiledKernel> compile(const KernelInstance& instance) override {
+    ++compiles;
+    if (compile_fails(instance)) throw CompileError("fake.cu(1): error: rejected by the test");
+    auto kernel = std::make_unique<CompiledKernel>();
+    kernel->compile_ms = 2.0;
+    return kernel;
+  }
+  RunResult run(const CompiledKernel&, const KernelInstance& instance, const RunOptions& options) override {
+    ++runs;
+    run_order.push_back(instance.config_index);
+    RunResult result;
+    if (launch_fails(instance)) {
+      result.status = Status::LaunchError;
+      result.message = "fake launch failure";
+      return result;
+    }
+    double t = runtime_ms(instance);
+    result.time = TimingStats::from_samples(std::vector<double>(static_cast<std::size_t>(options.repetitions), t));
+    if (options.read_outputs) {
+      // The kernel doubles its input; a "wrong" configuration adds one to element 3.
+      for (const HostArgument& argument : program_.arguments) {
+        if (!argument.output) continue;
+        const auto* in = reinterpret_cast<const float*>(input().data.data());
+        std::vector<std::byte> out(argument.data.size());
+        auto* values = reinterpret_cast<float*>(out.data());
+        for (std::size_t i = 0; i < out.size() / sizeof(float); ++i) values[i] = 2 * in[i];
+        if (wrong_output(instance)) values[3] += 1;
+        result.outputs.push_back(std::move(out));
+      }
+    }
+    return result;
+  }
+
+ private:
+  const HostArgument& input() const {
+    for (const HostArgument& argument : program_.arguments) {
+      if (!argument.output && argument.is_buffer) return argument;
+    }
+    throw Error("no input");
+  }
+  Program program_;
+};
+
+}  // namespace steer::testing

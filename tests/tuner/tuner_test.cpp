@@ -1,0 +1,227 @@
+// The tuning loop, specified against a fake backend.
+#include "steer/tuner.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "steer/reference.hpp"
+#include "steer/store.hpp"
+#include "tuner/fake_backend.hpp"
+
+namespace steer {
+namespace {
+
+namespace fs = std::filesystem;
+
+void double_input(const ReferenceInput& input, ReferenceOutputs& outputs) {
+  const HostArgument& in = input.argument("in");
+  const auto* x = reinterpret_cast<const float*>(in.data.data());
+  auto* y = reinterpret_cast<float*>(outputs[0].data());
+  for (std::size_t i = 0; i < outputs[0].size() / sizeof(float); ++i) y[i] = 2 * x[i];
+}
+STEER_REGISTER_REFERENCE("tuner_test_double", double_input);
+
+std::int64_t define(const KernelInstance& instance, const std::string& name) {
+  for (const auto& [n, v] : instance.defines) {
+    if (n == name) return std::stoll(v);
+  }
+  throw Error("no define " + name);
+}
+
+class TunerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("steer_tuner_test_" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "kernel.cu") << "extern \"C\" __global__ void k(float* out, const float* in) {}\n";
+    spec_.name = "fake";
+    spec_.hash = "0123";
+    spec_.space.add_parameter("A", std::vector<Value>{1, 2, 3, 4});
+    spec_.space.add_parameter("B", std::vector<Value>{1, 2, 4, 8});
+    spec_.space.add_constraint("A <= B");
+    KernelSpec kernel;
+    kernel.name = "k";
+    kernel.sources[Language::Cuda] = dir_ / "kernel.cu";
+    kernel.launch.grid = {"cdiv(N, B)"};
+    kernel.launch.block = {"B"};
+    Argument out{.name = "out", .type = ElementType::F32, .size = "N", .output = true};
+    Argument in{.name = "in", .type = ElementType::F32, .size = "N"};
+    in.init.kind = Initialiser::Kind::Random;
+    kernel.arguments = {out, in};
+    spec_.kernel = kernel;
+    spec_.sizes = {ProblemSize{.name = "small", .variables = {{"N", Value(64)}}}};
+    spec_.default_size = "small";
+    spec_.reference.kind = Reference::Kind::Cpu;
+    spec_.reference.cpu_function = "tuner_test_double";
+    spec_.reference.abs_tolerance = 1e-6;
+    spec_.reference.rel_tolerance = 0;
+    space_.emplace(Space::build(spec_.space));
+    // Faster with smaller A, then larger B: the best is A=1, B=8.
+    backend_.runtime_ms = [](const KernelInstance& i) { return 10.0 * define(i, "A") - define(i, "B") + 10; };
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  TuneSummary run(const std::string& searcher_name, TuneOptions options = {}, Store* store = nullptr) {
+    auto searcher = make_searcher(searcher_name, SearcherOptions{.seed = 5});
+    options.run.repetitions = 3;
+    return tune(spec_, *space_, backend_, *searcher, store, options);
+  }
+
+  fs::path dir_;
+  Spec spec_;
+  std::optional<Space> space_;
+  testing::FakeBackend backend_;
+};
+
+TEST_F(TunerTest, ExhaustiveTestsEveryConfigurationOnceAndFindsTheBest) {
+  TuneSummary summary = run("exhaustive");
+  EXPECT_EQ(summary.tests, space_->size());
+  EXPECT_EQ(summary.valid, space_->size());
+  EXPECT_EQ(summary.stop_reason, "space exhausted");
+  ASSERT_TRUE(summary.best);
+  EXPECT_EQ(summary.best->key(), "A=1,B=8");
+  EXPECT_DOUBLE_EQ(summary.best->time.median_ms, 12.0);
+  std::set<std::uint64_t> run(backend_.run_order.begin(), backend_.run_order.end());
+  EXPECT_EQ(run.size(), backend_.run_order.size()) << "a configuration ran twice";
+}
+
+TEST_F(TunerTest, StopsAtTheTestBudgetExactly) {
+  TuneOptions options;
+  options.stop.tests = 4;
+  TuneSummary summary = run("random", options);
+  EXPECT_EQ(summary.tests, 4u);
+  EXPECT_EQ(backend_.runs.load(), 4);
+  EXPECT_EQ(summary.stop_reason, "test budget reached");
+}
+
+TEST_F(TunerTest, StopsAtAFractionOfTheSpace) {
+  TuneOptions options;
+  options.stop.space_fraction = 0.5;  // 11 valid configurations -> ceil(5.5) = 6 tests
+  TuneSummary summary = run("random", options);
+  EXPECT_EQ(space_->size(), 11u);
+  EXPECT_EQ(summary.tests, 6u);
+}
+
+TEST_F(TunerTest, StopsOnceTheTargetRuntimeIsReached) {
+  TuneOptions options;
+  options.stop.target_ms = 12.5;  // only A=1,B=8 (12 ms) qualifies; exhaustive order puts it 4th
+  TuneSummary summary = run("exhaustive", options);
+  EXPECT_EQ(summary.stop_reason, "target runtime reached");
+  ASSERT_TRUE(summary.best);
+  EXPECT_EQ(summary.best->key(), "A=1,B=8");
+  EXPECT_LT(summary.tests, space_->size());
+}
+
+TEST_F(TunerTest, StopsWhenInterrupted) {
+  std::atomic<bool> interrupt{false};
+  TuneOptions options;
+  options.interrupt = &interrupt;
+  options.on_test = [&](const Result&, const TuneProgress& p) {
+    if (p.tests == 3) interrupt = true;
+  };
+  TuneSummary summary = run("exhaustive", options);
+  EXPECT_TRUE(summary.interrupted);
+  EXPECT_EQ(summary.tests, 3u);
+}
+
+TEST_F(TunerTest, CompileAndLaunchFailuresAreRecordedAndTuningGoesOn) {
+  backend_.compile_fails = [](const KernelInstance& i) { return define(i, "A") == 2; };
+  backend_.launch_fails = [](const KernelInstance& i) { return define(i, "A") == 3; };
+  TuneSummary summary = run("exhaustive");
+  EXPECT_EQ(summary.tests, 11u);
+  std::size_t compile_errors = 0, launch_errors = 0;
+  for (const Result& r : summary.results) {
+    if (r.status == Status::CompileError) {
+      ++compile_errors;
+      EXPECT_NE(r.message.find("rejected by the test"), std::string::npos) << "the compiler log is kept";
+    }
+    if (r.status == Status::LaunchError) ++launch_errors;
+  }
+  EXPECT_EQ(compile_errors, 3u);  // A=2: B in {2,4,8}
+  EXPECT_EQ(launch_errors, 2u);   // A=3: B in {4,8}
+  EXPECT_EQ(summary.failed, 5u);
+  EXPECT_EQ(summary.valid, 6u);
+}
+
+TEST_F(TunerTest, WrongOutputIsInvalidWithItsLargestError) {
+  backend_.wrong_output = [](const KernelInstance& i) { return define(i, "B") == 4; };
+  TuneSummary summary = run("exhaustive");
+  for (const Result& r : summary.results) {
+    if (r.configuration[1].second.as_int() == 4) {
+      EXPECT_EQ(r.status, Status::InvalidOutput) << r.key();
+      EXPECT_NEAR(r.max_abs_error, 1.0, 1e-6);
+      EXPECT_NE(r.message.find("output 'out'"), std::string::npos) << r.message;
+    } else {
+      EXPECT_EQ(r.status, Status::Ok) << r.key() << ": " << r.message;
+      EXPECT_EQ(r.max_abs_error, 0.0);
+    }
+  }
+}
+
+TEST_F(TunerTest, CompilingAheadChangesNothingButTheSchedule) {
+  TuneOptions ahead;
+  ahead.compile_threads = 3;
+  TuneSummary with = run("random", ahead);
+  std::vector<std::uint64_t> order_with = backend_.run_order;
+  backend_.run_order.clear();
+  TuneOptions inline_compile;
+  inline_compile.compile_ahead = false;
+  TuneSummary without = run("random", inline_compile);
+  EXPECT_EQ(order_with, backend_.run_order) << "same seed, same order";
+  ASSERT_EQ(with.results.size(), without.results.size());
+  for (std::size_t i = 0; i < with.results.size(); ++i) {
+    EXPECT_EQ(with.results[i].key(), without.results[i].key());
+    EXPECT_EQ(with.results[i].status, without.results[i].status);
+  }
+}
+
+TEST_F(TunerTest, GeometryThatDoesNotEvaluateIsAFailedTestNotACrash) {
+  spec_.kernel->launch.block = {"B - 1"};  // 0 threads when B == 1
+  TuneSummary summary = run("exhaustive");
+  std::size_t bad = 0;
+  for (const Result& r : summary.results) {
+    if (r.configuration[1].second.as_int() == 1) {
+      ++bad;
+      EXPECT_EQ(r.status, Status::LaunchError);
+      EXPECT_NE(r.message.find("launch geometry"), std::string::npos) << r.message;
+    }
+  }
+  EXPECT_EQ(bad, 1u);
+  EXPECT_EQ(summary.tests, 11u);
+}
+
+TEST_F(TunerTest, ResumesFromTheStoreWithoutRunningMeasuredConfigurationsAgain) {
+  fs::path db = dir_ / "results.db";
+  {
+    Store store = Store::open(db);
+    TuneOptions options;
+    options.stop.tests = 4;
+    run("random", options, &store);
+  }
+  EXPECT_EQ(backend_.runs.load(), 4);
+  Store store = Store::open(db);
+  TuneSummary summary = run("random", {}, &store);
+  EXPECT_EQ(summary.tests, 11u);
+  EXPECT_EQ(summary.resumed, 4u);
+  EXPECT_EQ(backend_.runs.load(), 11) << "only the 7 new configurations ran";
+  auto tunings = store.tunings();
+  ASSERT_EQ(tunings.size(), 1u);
+  EXPECT_EQ(store.results(tunings[0].first).size(), 11u);
+}
+
+TEST_F(TunerTest, ReportsTheWallTimeSplitAndPerTestOverhead) {
+  TuneSummary summary = run("exhaustive");
+  EXPECT_GT(summary.wall_s, 0);
+  EXPECT_GE(summary.wall_s + 1e-9, summary.setup_s + summary.compile_wait_s + summary.run_s + summary.validation_s);
+  EXPECT_NEAR(summary.compile_cpu_s, 11 * 2.0 / 1e3, 1e-9) << "the backend's own compile times are summed";
+  for (const Result& r : summary.results) EXPECT_GE(r.overhead_ms, 0);
+  EXPECT_EQ(summary.device, "Fake Device");
+  EXPECT_EQ(summary.problem_size, "small");
+}
+
+}  // namespace
+}  // namespace steer
