@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,7 +84,10 @@ struct RunResult {
   Status status = Status::Ok;  // Ok, LaunchError or Timeout
   std::string message;
   TimingStats time;
-  std::vector<std::vector<std::byte>> outputs;  // one per output argument, in argument order
+  // One view per output argument, in argument order, into host buffers the backend owns
+  // and reuses: valid until its next run() or load(). (Outputs can be gigabytes; copying
+  // or reallocating them per test would cost more than the test.)
+  std::vector<std::span<const std::byte>> outputs;
   std::map<std::string, double> counters;
   std::optional<EnergyStats> energy;
   double profiling_ms = 0;

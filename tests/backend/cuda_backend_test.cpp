@@ -38,7 +38,7 @@ std::vector<std::byte> to_bytes(const std::vector<T>& values) {
 }
 
 template <typename T>
-std::vector<T> from_bytes(const std::vector<std::byte>& bytes) {
+std::vector<T> from_bytes(std::span<const std::byte> bytes) {
   std::vector<T> values(bytes.size() / sizeof(T));
   if (!values.empty()) std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
   return values;

@@ -32,7 +32,7 @@ const fs::path kSpecPath = fs::path(STEER_SOURCE_DIR) / "kernels" / "transpose" 
 // (TILE_SIZE_X · VECTOR_TYPE = 64) three times.
 ProblemSize test_size() { return {.name = "test", .variables = {{"M", 128}, {"N", 192}}}; }
 
-std::vector<float> as_floats(const std::vector<std::byte>& bytes) {
+std::vector<float> as_floats(std::span<const std::byte> bytes) {
   std::vector<float> values(bytes.size() / sizeof(float));
   std::memcpy(values.data(), bytes.data(), bytes.size());
   return values;

@@ -55,11 +55,11 @@ class FakeBackend final : public Backend {
       for (const HostArgument& argument : program_.arguments) {
         if (!argument.output) continue;
         const auto* in = reinterpret_cast<const float*>(input().data.data());
-        std::vector<std::byte> out(argument.data.size());
-        auto* values = reinterpret_cast<float*>(out.data());
-        for (std::size_t i = 0; i < out.size() / sizeof(float); ++i) values[i] = 2 * in[i];
+        output_.resize(argument.data.size());
+        auto* values = reinterpret_cast<float*>(output_.data());
+        for (std::size_t i = 0; i < output_.size() / sizeof(float); ++i) values[i] = 2 * in[i];
         if (wrong_output(instance)) values[3] += 1;
-        result.outputs.push_back(std::move(out));
+        result.outputs.emplace_back(output_);
       }
     }
     return result;
@@ -73,6 +73,7 @@ class FakeBackend final : public Backend {
     throw Error("no input");
   }
   Program program_;
+  std::vector<std::byte> output_;  // what RunResult::outputs views, as a real backend keeps it
 };
 
 }  // namespace steer::testing

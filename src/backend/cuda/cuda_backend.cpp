@@ -76,7 +76,7 @@ class CudaBackend final : public Backend {
   std::shared_ptr<const LoadedProgram> current_program() const;
   // Replaces the worker by a new one serving the current program.
   void restart_worker(const std::string& reason);
-  std::vector<std::vector<std::byte>> read_outputs() const;
+  std::vector<std::span<const std::byte>> output_views() const;
 
   const int device_index_;
   DeviceInfo info_;
@@ -191,12 +191,11 @@ void CudaBackend::restart_worker(const std::string& reason) {
   }
 }
 
-std::vector<std::vector<std::byte>> CudaBackend::read_outputs() const {
-  std::vector<std::vector<std::byte>> outputs;
+// The worker wrote the outputs into the shared memory: hand out views, copy nothing.
+std::vector<std::span<const std::byte>> CudaBackend::output_views() const {
+  std::vector<std::span<const std::byte>> outputs;
   for (const ArgumentSlot& slot : layout_.arguments) {
-    if (!slot.output) continue;
-    const auto bytes = memory_.bytes().subspan(slot.output_offset, slot.bytes);
-    outputs.emplace_back(bytes.begin(), bytes.end());
+    if (slot.output) outputs.push_back(memory_.bytes().subspan(slot.output_offset, slot.bytes));
   }
   return outputs;
 }
@@ -235,7 +234,7 @@ RunResult CudaBackend::run(const CompiledKernel& compiled, const KernelInstance&
   result.status = reply->status;
   result.message = std::move(reply->message);
   if (!reply->samples_ms.empty()) result.time = TimingStats::from_samples(std::move(reply->samples_ms));
-  if (reply->outputs_written) result.outputs = read_outputs();
+  if (reply->outputs_written) result.outputs = output_views();
   if (reply->context_lost) {
     result.message += reply->status == Status::Timeout
                           ? "; the worker process was replaced to stop the kernel"

@@ -345,15 +345,21 @@ class OpenclBackend final : public Backend {
     }
   }
 
-  static std::vector<std::vector<std::byte>> read_outputs(const LoadedProgram& program) {
-    std::vector<std::vector<std::byte>> outputs;
+  // Reads the outputs into host buffers kept across runs (called under run_mutex_), so a
+  // test neither allocates nor frees buffers the size of the problem.
+  std::vector<std::span<const std::byte>> read_outputs(const LoadedProgram& program) {
+    std::vector<std::span<const std::byte>> outputs;
+    std::size_t next = 0;
     for (const auto& argument : program.arguments) {
       if (!argument.is_buffer || !argument.output) continue;
       const DeviceBuffer& buffer = program.buffers[argument.buffer];
-      auto& bytes = outputs.emplace_back(buffer.bytes);
+      if (host_outputs_.size() <= next) host_outputs_.emplace_back();
+      std::vector<std::byte>& bytes = host_outputs_[next++];
+      bytes.resize(buffer.bytes);
       check(clEnqueueReadBuffer(program.queue.get(), buffer.working.get(), CL_TRUE, 0, buffer.bytes, bytes.data(), 0,
                                 nullptr, nullptr),
             "clEnqueueReadBuffer", argument.name);
+      outputs.emplace_back(bytes);
     }
     return outputs;
   }
@@ -441,6 +447,7 @@ class OpenclBackend final : public Backend {
   mutable std::mutex loaded_mutex_;  // guards loaded_ (compile() runs on several threads)
   std::shared_ptr<const LoadedProgram> loaded_;
   std::mutex run_mutex_;  // one run at a time: clSetKernelArg and the queue are not shared safely
+  std::vector<std::vector<std::byte>> host_outputs_;  // output read-back buffers, reused (run_mutex_)
 };
 
 }  // namespace
