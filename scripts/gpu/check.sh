@@ -18,11 +18,13 @@ steer="$bundle/steer"
   nproc
 } 2>&1 | tee "$out/check.txt"
 
+if [ "${STEER_CHECK_TESTS:-1}" = 1 ]; then
 echo "== CUDA backend tests"
 "$bundle/tests/steer_backend_tests" --gtest_filter='Cuda*:Nvrtc*:Launch*:Lru*' 2>&1 | tail -n 40 | tee -a "$out/check.txt"
 
 echo "== CUDA kernel compile tests (NVRTC, sm_90)"
 "$bundle/tests/steer_kernels_tests" --gtest_filter='*Nvrtc*:*Compile*' 2>&1 | tail -n 15 | tee -a "$out/check.txt"
+fi
 
 size=${STEER_CHECK_SIZE:-paper}
 budget=${STEER_CHECK_BUDGET:-200}

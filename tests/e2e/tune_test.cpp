@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -164,6 +165,42 @@ TEST(TuneEndToEnd, KillNineThenResumeLosesNoFinishedTestAndDuplicatesNone) {
     }
   }
   for (const auto& [key, time] : before_times) EXPECT_EQ(occurrences.count(key), 1u) << key << " was lost";
+}
+
+TEST(TuneEndToEnd, CtrlCStopsCleanlyWithEveryFinishedTestStored) {
+  if (!have_opencl()) GTEST_SKIP() << "no OpenCL device";
+  fs::path db = fresh_db("sigint");
+  fs::path summary_file = db.string() + ".json";
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::string command = std::string(STEER_BINARY) + " tune " + kSpec +
+                          " --backend opencl --size small --searcher random --seed 5 --budget 500 --repetitions 2" +
+                          " --json --db " + db.string() + " >" + summary_file.string() + " 2>/dev/null";
+    execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  std::size_t seen = 0;
+  while (seen < 5 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    try {
+      if (fs::exists(db)) seen = stored_results(db).size();
+    } catch (const steer::Error&) {
+    }
+  }
+  ASSERT_GE(seen, 5u);
+  ASSERT_EQ(kill(child, SIGINT), 0);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "Ctrl-C must end the run cleanly, not kill it";
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  std::ifstream in(summary_file);
+  auto summary = nlohmann::json::parse(in);
+  EXPECT_TRUE(summary["interrupted"].get<bool>());
+  EXPECT_LT(summary["tests"].get<std::size_t>(), 500u);
+  EXPECT_EQ(stored_results(db).size(), summary["tests"].get<std::size_t>()) << "every finished test is stored";
+  fs::remove(summary_file);
 }
 
 TEST(TuneEndToEnd, BadInputGetsAClearErrorAndNonZeroExit) {
