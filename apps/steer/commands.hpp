@@ -14,5 +14,6 @@ Runner register_space(CLI::App& app);
 Runner register_tune(CLI::App& app);
 Runner register_export(CLI::App& app);
 Runner register_import(CLI::App& app);
+Runner register_simulate(CLI::App& app);
 
 }  // namespace steer::cli

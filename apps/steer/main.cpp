@@ -16,6 +16,7 @@ constexpr steer::cli::Registration kCommands[] = {
     steer::cli::register_tune,
     steer::cli::register_export,
     steer::cli::register_import,
+    steer::cli::register_simulate,
 };
 
 }  // namespace

@@ -79,9 +79,9 @@ void print_summary(const TuneSummary& s) {
     fmt::print("no valid configuration found\n");
   }
   fmt::print("wall {:.2f} s = setup {:.2f} + compile wait {:.2f} + run {:.2f} + validation {:.2f} + framework {:.2f}"
-             " (compiler time {:.2f} s, overlapped by compiling ahead; framework median {:.3f} ms/test)\n",
+             " (compiler time {:.2f} s{}; framework median {:.3f} ms/test)\n",
              s.wall_s, s.setup_s, s.compile_wait_s, s.run_s, s.validation_s, s.overhead_s, s.compile_cpu_s,
-             s.median_overhead_ms);
+             s.compiled_ahead ? ", mostly hidden by compiling ahead" : ", compiled inline", s.median_overhead_ms);
 }
 
 nlohmann::json summary_json(const TuneSummary& s) {
@@ -89,6 +89,7 @@ nlohmann::json summary_json(const TuneSummary& s) {
       {"tests", s.tests},         {"valid", s.valid},
       {"failed", s.failed},       {"resumed", s.resumed},
       {"interrupted", s.interrupted}, {"stop_reason", s.stop_reason},
+      {"compiled_ahead", s.compiled_ahead},
       {"wall_s", s.wall_s},       {"setup_s", s.setup_s},
       {"compile_wait_s", s.compile_wait_s}, {"compile_cpu_s", s.compile_cpu_s},
       {"run_s", s.run_s},         {"validation_s", s.validation_s},

@@ -26,6 +26,8 @@ struct DeviceInfo {
   std::size_t max_shared_memory_per_block = 0;
   int max_threads_per_block = 0;
   std::string driver_version;
+  // A CPU device (e.g. PoCL): its kernels use the cores the compilers would use.
+  bool runs_on_host_cores = false;
 };
 
 // A host buffer or scalar argument, already initialised.

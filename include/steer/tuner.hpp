@@ -31,7 +31,10 @@ struct TuneOptions {
   StopConditions stop;
   RunOptions run;
   int compile_threads = 0;          // 0: hardware threads - 1 (at least 1)
-  bool compile_ahead = true;        // compile proposals on the pool while the device runs
+  // Compile proposals on the pool while the device runs. Unless compile_threads is set,
+  // a device that runs on the host's cores (PoCL) compiles inline instead: compiling
+  // beside it would slow its kernels and make their timings noisy.
+  bool compile_ahead = true;
   std::atomic<bool>* interrupt = nullptr;  // set (e.g. by SIGINT) to stop after the current test
   // Called after every test with the result and the loop's running totals.
   std::function<void(const Result&, const struct TuneProgress&)> on_test;
@@ -49,6 +52,7 @@ struct TuneProgress {
 struct TuneSummary {
   std::uint64_t tests = 0, valid = 0, failed = 0, resumed = 0;
   bool interrupted = false;
+  bool compiled_ahead = false;      // whether the compile pool ran (see TuneOptions::compile_ahead)
   std::string stop_reason;
   // Wall time, split: setup (load, reference), waiting for compiles, running, validating,
   // and the framework's own overhead (searcher, store, bookkeeping).

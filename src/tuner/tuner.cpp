@@ -305,11 +305,13 @@ TuneSummary Loop::run() {
       stored_.emplace(std::move(key), std::move(stored));
     }
   }
-  if (options_.compile_ahead) {
+  const bool compilers_would_disturb = device.runs_on_host_cores && options_.compile_threads == 0;
+  if (options_.compile_ahead && !compilers_would_disturb) {
     unsigned threads = options_.compile_threads > 0
                            ? static_cast<unsigned>(options_.compile_threads)
                            : std::max(1u, std::thread::hardware_concurrency() - 1);
     pool_ = std::make_unique<ThreadPool>(threads);
+    summary_.compiled_ahead = true;
     ahead_ = 2 * threads;
   }
   progress_.planned = planned_tests();

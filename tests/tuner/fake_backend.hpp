@@ -21,6 +21,7 @@ class FakeBackend final : public Backend {
   std::function<bool(const KernelInstance&)> launch_fails = [](const KernelInstance&) { return false; };
   std::function<bool(const KernelInstance&)> wrong_output = [](const KernelInstance&) { return false; };
 
+  bool on_host_cores = false;  // pretend to be a CPU device
   std::atomic<int> compiles{0};
   std::atomic<int> runs{0};
   std::vector<std::uint64_t> run_order;
@@ -29,6 +30,7 @@ class FakeBackend final : public Backend {
     DeviceInfo info;
     info.backend = "fake";
     info.name = "Fake Device";
+    info.runs_on_host_cores = on_host_cores;
     return info;
   }
   void load(const Program& program) override { program_ = program; }

@@ -179,6 +179,16 @@ TEST_F(TunerTest, CompilingAheadChangesNothingButTheSchedule) {
   }
 }
 
+TEST_F(TunerTest, ADeviceOnTheHostCoresCompilesInlineUnlessThreadsAreAskedFor) {
+  backend_.on_host_cores = true;
+  EXPECT_FALSE(run("random").compiled_ahead) << "compilers would steal the device's cores";
+  TuneOptions options;
+  options.compile_threads = 2;
+  EXPECT_TRUE(run("random", options).compiled_ahead);
+  backend_.on_host_cores = false;
+  EXPECT_TRUE(run("random").compiled_ahead);
+}
+
 TEST_F(TunerTest, GeometryThatDoesNotEvaluateIsAFailedTestNotACrash) {
   spec_.kernel->launch.block = {"B - 1"};  // 0 threads when B == 1
   TuneSummary summary = run("exhaustive");

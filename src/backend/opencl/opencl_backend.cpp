@@ -184,6 +184,9 @@ class OpenclBackend final : public Backend {
     info_.max_threads_per_block = static_cast<int>(
         device_value<std::size_t>(device_, CL_DEVICE_MAX_WORK_GROUP_SIZE, "CL_DEVICE_MAX_WORK_GROUP_SIZE"));
     info_.driver_version = device_string(device_, CL_DRIVER_VERSION, "CL_DRIVER_VERSION");
+    cl_device_type type = 0;
+    check(clGetDeviceInfo(device_, CL_DEVICE_TYPE, sizeof type, &type, nullptr), "clGetDeviceInfo", "CL_DEVICE_TYPE");
+    info_.runs_on_host_cores = (type & CL_DEVICE_TYPE_CPU) != 0;
   }
 
   DeviceInfo device() const override { return info_; }

@@ -1,0 +1,165 @@
+// steer simulate: replay searchers against a recording many times; how many tests (and
+// simulated seconds) each needs to find a well-performing configuration. docs/simulate.md.
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "commands.hpp"
+#include "steer/error.hpp"
+#include "steer/eval.hpp"
+#include "steer/replay.hpp"
+#include "steer/spec.hpp"
+
+namespace steer::cli {
+namespace {
+
+struct SimulateArgs {
+  std::string data;
+  std::vector<std::string> searchers;
+  std::string spec;
+  std::string model;
+  std::uint64_t runs = 1000;
+  double target = 1.1;
+  std::optional<std::uint64_t> budget;
+  std::uint64_t seed = 1;
+  unsigned threads = 0;  // 0: every hardware thread
+  int repetitions = 1;
+  int profiling_passes = 5;
+  double pass_overhead_ms = 12.5;
+  std::size_t ahead = 1;
+  bool json = false;
+  std::string curves;
+};
+
+// NaN (no run reached the target) becomes null, never a number.
+nlohmann::ordered_json number_or_null(double value) {
+  return std::isnan(value) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(value);
+}
+
+std::string cell(double value, int decimals) {
+  return std::isnan(value) ? std::string("-") : fmt::format("{:.{}f}", value, decimals);
+}
+
+void print_json(const Evaluation& evaluation) {
+  nlohmann::ordered_json searchers = nlohmann::ordered_json::array();
+  for (const SearcherEvaluation& e : evaluation.searchers) {
+    searchers.push_back({{"name", e.name},
+                         {"mean_tests", number_or_null(e.mean_tests)},
+                         {"median_tests", number_or_null(e.median_tests)},
+                         {"p90_tests", number_or_null(e.p90_tests)},
+                         {"failed_runs", e.failed_runs},
+                         {"mean_time_s", number_or_null(e.mean_time_s)},
+                         {"ratio_to_random", number_or_null(e.ratio_to_random.value_or(NAN))}});
+  }
+  nlohmann::ordered_json report = {{"best_time", evaluation.best_ms},
+                                   {"configs", evaluation.configs},
+                                   {"valid", evaluation.valid},
+                                   {"searchers", searchers}};
+  fmt::print("{}\n", report.dump(2));
+}
+
+void print_table(const Evaluation& evaluation, const Recording& recording, const SimulateArgs& args) {
+  fmt::print("{} on {}: {} configurations, {} valid, best {:.4f} ms, target {:.4f} ms ({}x)\n",
+             recording.kernel(), recording.device(), evaluation.configs, evaluation.valid, evaluation.best_ms,
+             evaluation.target_ms, args.target);
+  fmt::print("{} runs per searcher; tests to target over the runs that reached it\n\n", args.runs);
+  fmt::print("{:<14} {:>10} {:>8} {:>8} {:>7} {:>12} {:>9}\n", "searcher", "mean", "median", "p90", "failed",
+             "mean time s", "vs random");
+  for (const SearcherEvaluation& e : evaluation.searchers) {
+    fmt::print("{:<14} {:>10} {:>8} {:>8} {:>7} {:>12} {:>9}\n", e.name, cell(e.mean_tests, 1),
+               cell(e.median_tests, 1), cell(e.p90_tests, 0), e.failed_runs, cell(e.mean_time_s, 3),
+               cell(e.ratio_to_random.value_or(NAN), 3));
+  }
+}
+
+// Long format, one row per searcher, axis and point: easy to plot with pandas or matplotlib.
+void write_curves(const Evaluation& evaluation, const std::string& file) {
+  std::ofstream out(file);
+  if (!out) throw Error(fmt::format("cannot write the curves to '{}'", file));
+  out << "searcher,axis,x,runs_with_valid,mean_best_ms,std_best_ms\n";
+  for (const SearcherEvaluation& e : evaluation.searchers) {
+    for (const auto& [axis, curve] : {std::pair{"tests", &e.by_test}, std::pair{"time_s", &e.by_time}}) {
+      for (const CurvePoint& point : *curve) {
+        out << fmt::format("{},{},{},{},{},{}\n", e.name, axis, point.x, point.runs_with_valid, point.mean_best_ms,
+                           point.std_best_ms);
+      }
+    }
+  }
+  if (!out.flush()) throw Error(fmt::format("cannot write the curves to '{}'", file));
+}
+
+int run_simulate(const SimulateArgs& args) {
+  std::optional<Spec> spec;
+  if (!args.spec.empty()) spec = load_spec(args.spec);
+  Recording recording = Recording::load(args.data, spec ? &spec->space : nullptr);
+
+  EvaluationOptions options;
+  options.simulation.target = args.target;
+  options.simulation.budget = args.budget;
+  options.simulation.ahead = args.ahead;
+  options.simulation.cost = {args.repetitions, args.profiling_passes, args.pass_overhead_ms};
+  options.runs = args.runs;
+  options.seed = args.seed;
+  options.threads = args.threads > 0 ? args.threads : std::max(1u, std::thread::hardware_concurrency());
+  options.model_path = args.model;
+  if (!recording.best_runtime_ms()) {
+    throw Error(fmt::format("{}: no valid configuration to aim for ({} recorded, none with status ok)", args.data,
+                            recording.present_count()));
+  }
+  Evaluation evaluation = evaluate(recording, args.searchers, options);
+
+  if (!args.curves.empty()) write_curves(evaluation, args.curves);
+  if (args.json) {
+    print_json(evaluation);
+  } else {
+    print_table(evaluation, recording, args);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Runner register_simulate(CLI::App& app) {
+  auto args = std::make_shared<SimulateArgs>();
+  CLI::App* command = app.add_subcommand(
+      "simulate", "Replay searchers against a recording: tests and simulated time to a well-performing configuration");
+  command->add_option("--data", args->data, "Recording (KTT JSON, Kernel Tuner cache, T4, Steer JSON; .gz read)")
+      ->required();
+  command->add_option("--searcher", args->searchers, "Searchers to evaluate, comma-separated")
+      ->required()
+      ->delimiter(',');
+  command->add_option("--spec", args->spec, "Replay over this spec's space instead of the recorded configurations");
+  command->add_option("--model", args->model, "Model file for model-guided searchers");
+  command->add_option("--runs", args->runs, "Runs per searcher (seeds seed, seed+1, ...)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->add_option("--target", args->target, "Well-performing: within this factor of the best valid runtime")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 1e9));
+  command->add_option("--budget", args->budget, "Tests per run (default: the whole space)")->check(CLI::PositiveNumber);
+  command->add_option("--seed", args->seed, "Seed of the first run")->capture_default_str();
+  command->add_option("--threads", args->threads, "Threads (default: all; results do not depend on it)");
+  command->add_option("--ahead", args->ahead, "Proposals requested at a time, like the loop's compile-ahead window")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->add_option("--repetitions", args->repetitions, "Timed launches costed per test")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->add_option("--profiling-passes", args->profiling_passes, "Kernel replays costed per profiled test")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--pass-overhead-ms", args->pass_overhead_ms, "Overhead costed per profiling pass")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command->add_flag("--json", args->json, "Print the statistics as JSON");
+  command->add_option("--curves", args->curves, "Write best-so-far curves (mean, std vs tests and time) as CSV");
+  return [args] { return run_simulate(*args); };
+}
+
+}  // namespace steer::cli
