@@ -1,6 +1,7 @@
 // Single-precision GEMM, C = alpha·A·B + beta·C, with the tuning parameters of CLBlast's
 // "xgemm" kernel (written afresh for Steer). OpenCL 1.2 twin of kernel.cu; the two differ
-// only in the API spelling. Used by the specs kernels/gemm (reduced space) and kernels/gemm_full.
+// only in the API spelling ("shared memory" below is OpenCL's local memory). Used by the
+// specs kernels/gemm (reduced space) and kernels/gemm_full.
 //
 // Data layout (column-major, as BLAS and cuBLAS):
 //   A: M × K column-major, element (m, k) at A[k·M + m]   (m contiguous)
@@ -46,6 +47,10 @@
 #if PRECISION != 32
 #error "PRECISION must be 32"
 #endif
+
+// Helpers are always inlined: besides speed, PoCL miscomputes a helper that is left out of
+// line while the private arrays it is handed live across a barrier.
+#define INLINE static inline __attribute__((always_inline))
 
 #define MWI (MWG / MDIMC)              // C rows per thread
 #define NWI (NWG / NDIMC)              // C columns per thread
@@ -129,7 +134,7 @@ typedef float4 realN;
 // tiles (SA / SB) or straight from global memory. `guard` (a literal at each call, so that
 // it costs nothing where false) zeroes the global reads beyond K in the last tile; the
 // shared tiles are zero-filled there already.
-static inline void multiply_tile(float (*acc)[NWI],
+INLINE void multiply_tile(float (*acc)[NWI],
 #if SA
                                               __local realM (*restrict As)[MWG / VWM],
 #else
@@ -178,7 +183,7 @@ static inline void multiply_tile(float (*acc)[NWI],
 #if SA
 // The A tile copy, global -> registers: loader thread (la_m, la_k) reads rows
 // k0 + la_k + ka·KDIMA (ka < KWA) at its MVA columns; rows beyond K read as zero.
-static inline void load_a(realM (*next)[MVA], __global const realM* const* columns, const int la_k,
+INLINE void load_a(realM (*next)[MVA], __global const realM* const* columns, const int la_k,
                                        const int k0, const int K, const int Mv) {
 #pragma unroll
   for (int ka = 0; ka < KWA; ++ka) {
@@ -188,7 +193,7 @@ static inline void load_a(realM (*next)[MVA], __global const realM* const* colum
   }
 }
 // ... registers -> shared memory.
-static inline void store_a(__local realM (*restrict As)[MWG / VWM], realM (*next)[MVA],
+INLINE void store_a(__local realM (*restrict As)[MWG / VWM], realM (*next)[MVA],
                                         const int la_m, const int la_k) {
 #pragma unroll
   for (int ka = 0; ka < KWA; ++ka)
@@ -197,7 +202,7 @@ static inline void store_a(__local realM (*restrict As)[MWG / VWM], realM (*next
 }
 #endif
 #if SB
-static inline void load_b(realN (*next)[NVB], __global const realN* const* columns, const int lb_k,
+INLINE void load_b(realN (*next)[NVB], __global const realN* const* columns, const int lb_k,
                                        const int k0, const int K, const int Nv) {
 #pragma unroll
   for (int kb = 0; kb < KWB; ++kb) {
@@ -206,7 +211,7 @@ static inline void load_b(realN (*next)[NVB], __global const realN* const* colum
     for (int v = 0; v < NVB; ++v) next[kb][v] = k < K ? columns[v][k * Nv] : ZERO_N;
   }
 }
-static inline void store_b(__local realN (*restrict Bs)[NWG / VWN], realN (*next)[NVB],
+INLINE void store_b(__local realN (*restrict Bs)[NWG / VWN], realN (*next)[NVB],
                                         const int lb_n, const int lb_k) {
 #pragma unroll
   for (int kb = 0; kb < KWB; ++kb)
@@ -262,6 +267,21 @@ void gemm(const int M, const int N, const int K, const float alpha, const float 
 #pragma unroll
     for (int ni = 0; ni < NWI; ++ni) acc[mi][ni] = 0.0f;
 
+  // The operands of multiply_tile: the shared tiles, or the threads' own global columns.
+#if SA
+#define A_OPERAND As
+#else
+#define A_OPERAND a_columns
+#endif
+#if SB
+#define B_OPERAND Bs
+#else
+#define B_OPERAND b_columns
+#endif
+
+  // The loop over k-tiles. With SA or SB the next tile's global loads are always issued
+  // before the current tile is multiplied (register prefetch), and land in shared memory
+  // after it: one shared buffer, two barriers per tile.
   const int tiles = (K + KWG - 1) / KWG;
 #if SA
   load_a(a_next, a_columns, la_k, 0, K, Mv);
@@ -279,7 +299,7 @@ void gemm(const int M, const int N, const int K, const float alpha, const float 
     store_b(Bs, b_next, lb_n, lb_k);
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
-    // Prefetch: the next tile's loads are in flight while this one is multiplied.
+    // The next tile's loads are in flight while this one is multiplied.
     if (t + 1 < tiles) {
 #if SA
       load_a(a_next, a_columns, la_k, k0 + KWG, K, Mv);
@@ -288,16 +308,6 @@ void gemm(const int M, const int N, const int K, const float alpha, const float 
       load_b(b_next, b_columns, lb_k, k0 + KWG, K, Nv);
 #endif
     }
-#endif
-#if SA
-#define A_OPERAND As
-#else
-#define A_OPERAND a_columns
-#endif
-#if SB
-#define B_OPERAND Bs
-#else
-#define B_OPERAND b_columns
 #endif
     if (t + 1 < tiles)
       multiply_tile(acc, A_OPERAND, B_OPERAND, tid_m, tid_n, Mv, Nv, k0, K, false);

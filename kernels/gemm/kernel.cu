@@ -262,6 +262,21 @@ gemm(const int M, const int N, const int K, const float alpha, const float beta,
 #pragma unroll
     for (int ni = 0; ni < NWI; ++ni) acc[mi][ni] = 0.0f;
 
+  // The operands of multiply_tile: the shared tiles, or the threads' own global columns.
+#if SA
+#define A_OPERAND As
+#else
+#define A_OPERAND a_columns
+#endif
+#if SB
+#define B_OPERAND Bs
+#else
+#define B_OPERAND b_columns
+#endif
+
+  // The loop over k-tiles. With SA or SB the next tile's global loads are always issued
+  // before the current tile is multiplied (register prefetch), and land in shared memory
+  // after it: one shared buffer, two barriers per tile.
   const int tiles = (K + KWG - 1) / KWG;
 #if SA
   load_a(a_next, a_columns, la_k, 0, K, Mv);
@@ -279,7 +294,7 @@ gemm(const int M, const int N, const int K, const float alpha, const float beta,
     store_b(Bs, b_next, lb_n, lb_k);
 #endif
     __syncthreads();
-    // Prefetch: the next tile's loads are in flight while this one is multiplied.
+    // The next tile's loads are in flight while this one is multiplied.
     if (t + 1 < tiles) {
 #if SA
       load_a(a_next, a_columns, la_k, k0 + KWG, K, Mv);
@@ -288,16 +303,6 @@ gemm(const int M, const int N, const int K, const float alpha, const float beta,
       load_b(b_next, b_columns, lb_k, k0 + KWG, K, Nv);
 #endif
     }
-#endif
-#if SA
-#define A_OPERAND As
-#else
-#define A_OPERAND a_columns
-#endif
-#if SB
-#define B_OPERAND Bs
-#else
-#define B_OPERAND b_columns
 #endif
     if (t + 1 < tiles)
       multiply_tile(acc, A_OPERAND, B_OPERAND, tid_m, tid_n, Mv, Nv, k0, K, false);
@@ -309,8 +314,7 @@ gemm(const int M, const int N, const int K, const float alpha, const float beta,
   }
 
   // C = alpha·acc + beta·C, in vectors along m; elements outside the matrix are skipped.
-  float* __restrict__ Cc = C;
-  realM* __restrict__ Cv = reinterpret_cast<realM*>(Cc);
+  realM* __restrict__ Cv = reinterpret_cast<realM*>(C);
 #pragma unroll
   for (int j = 0; j < NVI; ++j) {
 #pragma unroll

@@ -1,0 +1,202 @@
+// The dgemm_energy kernel (kernels/dgemm_energy/kernel.cl) through the tuning loop on the
+// OpenCL CPU device (PoCL) at the spec's 'small' size (240 × 208 × 200, a multiple of no tile,
+// so that the edge handling is exercised too): every configuration tested must validate
+// against the CPU reference. Two fixed samples: a random one of 20 configurations, and one
+// that holds every (parameter, value) pair.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "steer/backend.hpp"
+#include "steer/reference.hpp"
+#include "steer/searcher.hpp"
+#include "steer/space.hpp"
+#include "steer/spec.hpp"
+#include "steer/tuner.hpp"
+
+namespace steer {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::uint64_t kSeed = 20261130;  // fixed samples: a failure reproduces
+
+fs::path spec_path(const std::string& name) { return fs::path(STEER_SOURCE_DIR) / "kernels" / name / "spec.json"; }
+
+// Proposes a fixed list of configurations, in order.
+class ListSearcher final : public Searcher {
+ public:
+  explicit ListSearcher(std::vector<ConfigIndex> list) : list_(std::move(list)) {}
+  std::string name() const override { return "list"; }
+  void start(const Space&) override { next_ = 0; }
+  std::vector<Proposal> propose(std::size_t max) override {
+    std::vector<Proposal> out;
+    while (out.size() < max && next_ < list_.size()) out.push_back({list_[next_++], {}});
+    return out;
+  }
+  void observe(const Result&) override {}
+
+ private:
+  std::vector<ConfigIndex> list_;
+  std::size_t next_ = 0;
+};
+
+// Configurations that together hold every (parameter, value) pair some valid configuration
+// holds, chosen greedily: each step takes the first configuration (in index order) that adds
+// the most pairs not yet held. `missing` receives the pairs no valid configuration holds.
+std::vector<ConfigIndex> covering_sample(const Space& space, std::vector<std::string>& missing) {
+  const auto& parameters = space.parameters();
+  std::vector<std::vector<bool>> covered(parameters.size());
+  for (std::size_t p = 0; p < parameters.size(); ++p) covered[p].assign(parameters[p].values.size(), false);
+  std::vector<std::uint32_t> indices(parameters.size());
+  std::vector<ConfigIndex> chosen;
+  for (;;) {
+    std::size_t best_gain = 0;
+    ConfigIndex best = 0;
+    for (ConfigIndex i = 0; i < space.size(); ++i) {
+      space.value_indices(i, indices);
+      std::size_t gain = 0;
+      for (std::size_t p = 0; p < parameters.size(); ++p) gain += covered[p][indices[p]] ? 0 : 1;
+      if (gain > best_gain) best_gain = gain, best = i;
+    }
+    if (best_gain == 0) break;
+    chosen.push_back(best);
+    space.value_indices(best, indices);
+    for (std::size_t p = 0; p < parameters.size(); ++p) covered[p][indices[p]] = true;
+  }
+  for (std::size_t p = 0; p < parameters.size(); ++p)
+    for (std::size_t v = 0; v < covered[p].size(); ++v)
+      if (!covered[p][v]) missing.push_back(parameters[p].name + "=" + parameters[p].values[v].to_string());
+  return chosen;
+}
+
+// The CLI's count of valid configurations (`steer space SPEC --json`).
+std::uint64_t cli_count(const fs::path& spec) {
+  const std::string command = std::string(STEER_BINARY) + " space " + spec.string() + " --json 2>/dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return 0;
+  std::string text;
+  char buffer[4096];
+  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) text.append(buffer, n);
+  const int status = pclose(pipe);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 0;
+  return nlohmann::json::parse(text).at("count").get<std::uint64_t>();
+}
+
+class DgemmEnergyTuning : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!opencl_backend_built()) GTEST_SKIP() << "the OpenCL backend was not built";
+    try {
+      backend_ = make_opencl_backend({});
+    } catch (const BackendError& error) {
+      GTEST_SKIP() << "no OpenCL device: " << error.what();
+    }
+  }
+
+  // Tunes `tests` configurations that `searcher` proposes, at 'small' (one launch each, no
+  // warm-up), and expects every one to validate.
+  void expect_all_validate(Searcher& searcher, std::uint64_t tests) {
+    const Spec spec = load_spec(spec_path("dgemm_energy"));
+    const Space space = Space::build(spec.space);
+    TuneOptions options;
+    options.size = "small";
+    options.stop.tests = tests;
+    options.run.warmup = 0;
+    options.run.repetitions = 1;
+    // PoCL compiles the work-group function at the first launch: several seconds for the
+    // larger unrolled configurations on a loaded machine.
+    options.run.timeout_ms = 120'000;
+    const TuneSummary summary = tune(spec, space, *backend_, searcher, nullptr, options);
+    EXPECT_EQ(summary.tests, tests);
+    EXPECT_EQ(summary.valid, tests) << "every configuration tested must validate";
+    for (const Result& result : summary.results) {
+      if (!result.ok())
+        ADD_FAILURE() << result.key() << ": " << to_string(result.status) << ": " << result.message.substr(0, 3000);
+    }
+    std::printf("[          ] dgemm_energy: %llu configurations in %.1f s (compiler %.1f s, overlapped)\n",
+                static_cast<unsigned long long>(summary.tests), summary.wall_s, summary.compile_cpu_s);
+  }
+
+  std::unique_ptr<Backend> backend_;
+};
+
+TEST(DgemmEnergySpace, HasTheCountOfItsValueLists) {
+  const Spec spec = load_spec(spec_path("dgemm_energy"));
+  EXPECT_EQ(Space::build(spec.space).size(), 26140u);
+  EXPECT_EQ(cli_count(spec_path("dgemm_energy")), 26140u) << "through `steer space --json`";
+  ASSERT_TRUE(spec.kernel);
+  EXPECT_EQ(spec.kernel->name, "dgemm_energy");
+  EXPECT_EQ(spec.reference.cpu_function, "dgemm_energy");
+}
+
+HostArgument double_buffer(const std::string& name, const std::vector<double>& values) {
+  HostArgument argument{.name = name, .type = ElementType::F64};
+  argument.data.resize(values.size() * sizeof(double));
+  std::memcpy(argument.data.data(), values.data(), argument.data.size());
+  return argument;
+}
+
+HostArgument double_scalar(const std::string& name, double value) {
+  HostArgument argument{.name = name, .is_buffer = false, .type = ElementType::F64};
+  argument.data.resize(sizeof value);
+  std::memcpy(argument.data.data(), &value, sizeof value);
+  return argument;
+}
+
+TEST(DgemmEnergyReference, ComputesAlphaABPlusBetaCColumnMajor) {
+  constexpr int M = 5, N = 3, K = 7;  // sizes need not be multiples of anything
+  std::vector<double> A(M * K), B(K * N), C(M * N);
+  for (int k = 0; k < K; ++k)
+    for (int m = 0; m < M; ++m) A[k * M + m] = m + 10.0 * k;  // M × K column-major
+  for (int n = 0; n < N; ++n)
+    for (int k = 0; k < K; ++k) B[n * K + k] = n - 2.0 * k;  // K × N column-major
+  for (int i = 0; i < M * N; ++i) C[i] = i;
+  const std::vector<HostArgument> arguments{double_scalar("alpha", 1.5), double_scalar("beta", -0.5),
+                                            double_buffer("A", A), double_buffer("B", B), double_buffer("C", C)};
+  const ProblemSize size{.name = "test", .variables = {{"M", M}, {"N", N}, {"K", K}}};
+  ReferenceOutputs outputs{std::vector<std::byte>(M * N * sizeof(double))};
+  find_reference("dgemm_energy")(ReferenceInput{size, arguments}, outputs);
+  std::vector<double> out(M * N);
+  std::memcpy(out.data(), outputs[0].data(), outputs[0].size());
+  for (int n = 0; n < N; ++n)
+    for (int m = 0; m < M; ++m) {
+      double sum = 0;
+      for (int k = 0; k < K; ++k) sum += A[k * M + m] * B[n * K + k];
+      EXPECT_EQ(out[n * M + m], 1.5 * sum - 0.5 * C[n * M + m]) << "m " << m << ", n " << n;  // exact: small integers
+    }
+}
+
+TEST(DgemmEnergySample, CoversEveryValueOfEveryParameter) {
+  const Space space = Space::build(load_spec(spec_path("dgemm_energy")).space);
+  std::vector<std::string> missing;
+  const std::vector<ConfigIndex> sample = covering_sample(space, missing);
+  EXPECT_TRUE(missing.empty()) << "no valid configuration has " << missing.front();
+  EXPECT_LE(sample.size(), 10u);
+}
+
+// The random searcher with a fixed seed: the same configurations every run.
+TEST_F(DgemmEnergyTuning, ARandomSampleValidates) {
+  const auto searcher = make_searcher("random", {.seed = kSeed});
+  expect_all_validate(*searcher, 20);
+}
+
+TEST_F(DgemmEnergyTuning, ASampleWithEveryParameterValueValidates) {
+  const Space space = Space::build(load_spec(spec_path("dgemm_energy")).space);
+  std::vector<std::string> missing;
+  const std::vector<ConfigIndex> sample = covering_sample(space, missing);
+  ListSearcher searcher(sample);
+  expect_all_validate(searcher, sample.size());
+}
+
+}  // namespace
+}  // namespace steer
