@@ -68,6 +68,11 @@ void print_table(const Evaluation& evaluation, const Recording& recording, const
   fmt::print("{} on {}: {} configurations, {} valid, best {:.4f} ms, target {:.4f} ms ({}x)\n",
              recording.kernel(), recording.device(), evaluation.configs, evaluation.valid, evaluation.best_ms,
              evaluation.target_ms, args.target);
+  if (recording.present_count() != evaluation.configs || recording.outside_space() > 0) {
+    // Only with --spec: missing configurations replay as skipped tests.
+    fmt::print("{} of the configurations are in the recording; {} recorded ones are outside the space\n",
+               recording.present_count(), recording.outside_space());
+  }
   fmt::print("{} runs per searcher; tests to target over the runs that reached it\n\n", args.runs);
   fmt::print("{:<14} {:>10} {:>8} {:>8} {:>7} {:>12} {:>9}\n", "searcher", "mean", "median", "p90", "failed",
              "mean time s", "vs random");

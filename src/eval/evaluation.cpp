@@ -1,0 +1,181 @@
+// Repeated simulated runs per searcher, their statistics and best-so-far curves.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <thread>
+
+#include "steer/error.hpp"
+#include "steer/eval.hpp"
+
+namespace steer {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// What evaluate() keeps of one run: the route to every configuration is not needed.
+struct RunOutcome {
+  std::uint64_t tests = 0;
+  std::optional<std::uint64_t> tests_to_target;
+  double time_s = 0;
+  std::vector<Improvement> improvements;
+};
+
+// Calls work(i) for i in [0, n) on `threads` threads. Each i writes only its own slot, so
+// the outcome does not depend on the thread count; the first exception is rethrown.
+template <typename Work>
+void parallel_for(std::uint64_t n, unsigned threads, Work&& work) {
+  std::atomic<std::uint64_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto worker = [&] {
+    for (std::uint64_t i; (i = next.fetch_add(1)) < n;) {
+      try {
+        work(i);
+      } catch (...) {
+        std::lock_guard lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+        next = n;
+      }
+    }
+  };
+  std::vector<std::jthread> pool;
+  for (unsigned t = 1; t < std::max(threads, 1u); ++t) pool.emplace_back(worker);
+  worker();
+  pool.clear();  // joins
+  if (failure) std::rethrow_exception(failure);
+}
+
+std::vector<RunOutcome> simulate_runs(const Recording& recording, const std::string& name,
+                                      const EvaluationOptions& options) {
+  std::vector<RunOutcome> outcomes(options.runs);
+  parallel_for(options.runs, options.threads, [&](std::uint64_t r) {
+    SearcherOptions searcher_options{.seed = options.seed + r, .model_path = options.model_path, .settings = {}};
+    std::unique_ptr<Searcher> searcher = make_searcher(name, searcher_options);
+    SimulatedRun run = simulate_run(recording, *searcher, options.simulation);
+    outcomes[r] = {run.tested.size(), run.tests_to_target, run.time_s, std::move(run.improvements)};
+  });
+  return outcomes;
+}
+
+// Mean and population standard deviation of best-so-far at each x, walking every run's
+// step function once (xs ascending; position(improvement) is on the same axis). Welford's
+// update: no cancellation, and exactly 0 spread when every run agrees.
+template <typename Position>
+std::vector<CurvePoint> best_so_far_curve(const std::vector<RunOutcome>& outcomes, const std::vector<double>& xs,
+                                          Position&& position) {
+  std::vector<CurvePoint> curve(xs.size());
+  std::vector<double> squared_deviations(xs.size(), 0);
+  for (const RunOutcome& outcome : outcomes) {
+    std::size_t step = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      while (step < outcome.improvements.size() && position(outcome.improvements[step]) <= xs[i]) ++step;
+      if (step == 0) continue;  // no valid test yet
+      const double best = outcome.improvements[step - 1].best_ms;
+      CurvePoint& point = curve[i];
+      ++point.runs_with_valid;
+      const double delta = best - point.mean_best_ms;
+      point.mean_best_ms += delta / static_cast<double>(point.runs_with_valid);
+      squared_deviations[i] += delta * (best - point.mean_best_ms);
+    }
+  }
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    curve[i].x = xs[i];
+    if (curve[i].runs_with_valid > 0) {
+      curve[i].std_best_ms = std::sqrt(squared_deviations[i] / static_cast<double>(curve[i].runs_with_valid));
+    }
+  }
+  return curve;
+}
+
+SearcherEvaluation summarise(const std::string& name, const std::vector<RunOutcome>& outcomes,
+                             std::size_t time_points) {
+  SearcherEvaluation e;
+  e.name = name;
+  e.runs = outcomes.size();
+  std::vector<double> tests;
+  double time_sum = 0;
+  for (const RunOutcome& outcome : outcomes) {
+    if (!outcome.tests_to_target) continue;
+    tests.push_back(static_cast<double>(*outcome.tests_to_target));
+    time_sum += outcome.time_s;
+  }
+  e.failed_runs = e.runs - tests.size();
+  TestStatistics statistics = test_statistics(std::move(tests));
+  e.mean_tests = statistics.mean;
+  e.median_tests = statistics.median;
+  e.p90_tests = statistics.p90;
+  e.mean_time_s = e.failed_runs == e.runs ? kNaN : time_sum / static_cast<double>(e.runs - e.failed_runs);
+
+  std::uint64_t longest = 0;
+  double slowest_s = 0;
+  for (const RunOutcome& outcome : outcomes) {
+    longest = std::max(longest, outcome.tests);
+    slowest_s = std::max(slowest_s, outcome.time_s);
+  }
+  std::vector<double> test_numbers(longest);
+  for (std::uint64_t i = 0; i < longest; ++i) test_numbers[i] = static_cast<double>(i + 1);
+  e.by_test = best_so_far_curve(outcomes, test_numbers,
+                                [](const Improvement& step) { return static_cast<double>(step.test); });
+  std::vector<double> seconds(std::max<std::size_t>(time_points, 2));
+  for (std::size_t i = 0; i < seconds.size(); ++i) {
+    seconds[i] = slowest_s * static_cast<double>(i) / static_cast<double>(seconds.size() - 1);
+  }
+  e.by_time = best_so_far_curve(outcomes, seconds, [](const Improvement& step) { return step.time_s; });
+  return e;
+}
+
+}  // namespace
+
+TestStatistics test_statistics(std::vector<double> tests) {
+  if (tests.empty()) return {kNaN, kNaN, kNaN};
+  std::sort(tests.begin(), tests.end());
+  const std::size_t n = tests.size();
+  double sum = 0;
+  for (double t : tests) sum += t;
+  TestStatistics statistics;
+  statistics.mean = sum / static_cast<double>(n);
+  statistics.median = n % 2 == 1 ? tests[n / 2] : (tests[n / 2 - 1] + tests[n / 2]) / 2;
+  statistics.p90 = tests[static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(n))) - 1];
+  return statistics;
+}
+
+Evaluation evaluate(const Recording& recording, const std::vector<std::string>& searchers,
+                    const EvaluationOptions& options) {
+  if (!recording.best_runtime_ms()) {
+    throw Error(fmt::format("the recording has no valid configuration ({} recorded, none with status ok)",
+                            recording.present_count()));
+  }
+  if (searchers.empty()) throw Error("no searcher to evaluate");
+  for (const std::string& name : searchers) {  // unknown names fail here, before any run, listing the known
+    make_searcher(name, SearcherOptions{.seed = options.seed, .model_path = options.model_path, .settings = {}});
+  }
+
+  Evaluation evaluation;
+  evaluation.best_ms = *recording.best_runtime_ms();
+  evaluation.target_ms = options.simulation.target * evaluation.best_ms;
+  evaluation.configs = recording.space().size();
+  evaluation.valid = recording.valid_count();
+  for (const std::string& name : searchers) {
+    evaluation.searchers.push_back(summarise(name, simulate_runs(recording, name, options), options.time_points));
+  }
+
+  const std::string baseline = "random";
+  auto random = std::find_if(evaluation.searchers.begin(), evaluation.searchers.end(),
+                             [&](const SearcherEvaluation& e) { return e.name == baseline; });
+  double random_mean = random != evaluation.searchers.end()
+                           ? random->mean_tests
+                           : summarise(baseline, simulate_runs(recording, baseline, options), 2).mean_tests;
+  if (!std::isnan(random_mean)) {
+    for (SearcherEvaluation& e : evaluation.searchers) {
+      if (!std::isnan(e.mean_tests)) e.ratio_to_random = e.mean_tests / random_mean;
+    }
+  }
+  return evaluation;
+}
+
+}  // namespace steer

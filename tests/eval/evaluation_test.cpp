@@ -1,0 +1,171 @@
+// Simulated tuning: statistics checked by hand on a six-configuration recording, the costs
+// of tests, determinism under any thread count, and the errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "steer/error.hpp"
+#include "steer/eval.hpp"
+
+namespace steer {
+namespace {
+
+// X = 1..6, each compiled in 100 ms. Runtimes (ms): 5, compile error, 8, 1.05, 1, 2.
+// Best 1 ms (X=5); with target 1.1 the well-performing ones are X=4 (1.05) and X=5 (1).
+Recording six_configurations() {
+  ImportedRecording imported;
+  imported.device = "Hand-made GPU";
+  imported.kernel = "six";
+  imported.parameters = {{"X", {1, 2, 3, 4, 5, 6}}};
+  const double runtimes[] = {5, NAN, 8, 1.05, 1, 2};
+  for (int x = 1; x <= 6; ++x) {
+    Result result;
+    result.configuration = {{"X", x}};
+    result.compile_ms = 100;
+    double runtime = runtimes[x - 1];
+    if (std::isnan(runtime)) {
+      result.status = Status::CompileError;
+      result.message = "error";
+    } else {
+      result.status = Status::Ok;
+      result.time = TimingStats::from_samples({runtime});
+    }
+    imported.results.push_back(result);
+  }
+  return Recording::from_import(imported);
+}
+
+EvaluationOptions options_with(std::uint64_t runs) {
+  EvaluationOptions options;
+  options.runs = runs;
+  return options;
+}
+
+TEST(Evaluation, ExhaustiveSearchOnSixConfigurationsMatchesTheArithmetic) {
+  Recording recording = six_configurations();
+  Evaluation e = evaluate(recording, {"exhaustive"}, options_with(20));
+  EXPECT_EQ(e.best_ms, 1.0);
+  EXPECT_DOUBLE_EQ(e.target_ms, 1.1);
+  EXPECT_EQ(e.configs, 6u);
+  EXPECT_EQ(e.valid, 5u);
+  ASSERT_EQ(e.searchers.size(), 1u);
+  const SearcherEvaluation& exhaustive = e.searchers[0];
+  // Index order X=1, 2, 3, 4: X=4 (1.05 <= 1.1) is the 4th test, in every run.
+  EXPECT_EQ(exhaustive.runs, 20u);
+  EXPECT_EQ(exhaustive.failed_runs, 0u);
+  EXPECT_EQ(exhaustive.mean_tests, 4);
+  EXPECT_EQ(exhaustive.median_tests, 4);
+  EXPECT_EQ(exhaustive.p90_tests, 4);
+  // 4 compiles x 100 ms + runs of X=1, 3, 4 (X=2 never ran): 400 + 5 + 8 + 1.05 = 414.05 ms.
+  EXPECT_NEAR(exhaustive.mean_time_s, 0.41405, 1e-12);
+  // Best so far after tests 1..4: 5, 5 (compile error), 5 (8 is slower), 1.05; no spread.
+  ASSERT_EQ(exhaustive.by_test.size(), 4u);
+  const double best_after[] = {5, 5, 5, 1.05};
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(exhaustive.by_test[i].x, static_cast<double>(i + 1));
+    EXPECT_EQ(exhaustive.by_test[i].runs_with_valid, 20u);
+    EXPECT_DOUBLE_EQ(exhaustive.by_test[i].mean_best_ms, best_after[i]);
+    EXPECT_EQ(exhaustive.by_test[i].std_best_ms, 0);
+  }
+  // Time axis: 0 s (nothing tested yet) up to 0.41405 s, where 1.05 was found.
+  EXPECT_EQ(exhaustive.by_time.front().runs_with_valid, 0u);
+  EXPECT_DOUBLE_EQ(exhaustive.by_time.back().x, 0.41405);
+  EXPECT_DOUBLE_EQ(exhaustive.by_time.back().mean_best_ms, 1.05);
+  ASSERT_TRUE(exhaustive.ratio_to_random.has_value()) << "random search runs as the baseline";
+}
+
+TEST(Evaluation, ARunThatSpendsItsBudgetFails) {
+  EvaluationOptions options = options_with(10);
+  options.simulation.budget = 3;  // exhaustive needs 4
+  Evaluation e = evaluate(six_configurations(), {"exhaustive"}, options);
+  EXPECT_EQ(e.searchers[0].failed_runs, 10u);
+  EXPECT_TRUE(std::isnan(e.searchers[0].mean_tests));
+  EXPECT_FALSE(e.searchers[0].ratio_to_random.has_value());
+  // 3 compiles + runs of X=1 and X=3: 300 + 5 + 8 ms is where the longest run ended.
+  EXPECT_DOUBLE_EQ(e.searchers[0].by_time.back().x, 0.313);
+}
+
+TEST(Evaluation, RandomSearchNeedsAboutWhatTheFormulaSays) {
+  // Uniform order without repeats, k = 2 good among n = 6: E[first good] = (n + 1) / (k + 1) = 7/3.
+  // Its standard deviation is about 1.25, so the mean of 2,000 runs is within 0.1 of 7/3
+  // with overwhelming probability (the seeds are fixed, so the test is deterministic anyway).
+  Evaluation e = evaluate(six_configurations(), {"random"}, options_with(2000));
+  EXPECT_NEAR(e.searchers[0].mean_tests, 7.0 / 3.0, 0.1);
+  EXPECT_EQ(e.searchers[0].ratio_to_random, 1.0);
+  EXPECT_EQ(e.searchers[0].failed_runs, 0u);
+  EXPECT_LE(e.searchers[0].p90_tests, 5) << "at most 5 tests: the 4 poor ones, then a good one";
+}
+
+TEST(Evaluation, MeanMedianAndNearestRankP90) {
+  // 1..10: mean 5.5; median (5 + 6) / 2 = 5.5; p90 the ceil(0.9 x 10) = 9th smallest = 9.
+  TestStatistics ten = test_statistics({10, 9, 8, 7, 6, 5, 4, 3, 2, 1});
+  EXPECT_EQ(ten.mean, 5.5);
+  EXPECT_EQ(ten.median, 5.5);
+  EXPECT_EQ(ten.p90, 9);
+  // {4, 1, 3}: mean 8/3; median 3; p90 the ceil(2.7) = 3rd smallest = 4.
+  TestStatistics three = test_statistics({4, 1, 3});
+  EXPECT_DOUBLE_EQ(three.mean, 8.0 / 3.0);
+  EXPECT_EQ(three.median, 3);
+  EXPECT_EQ(three.p90, 4);
+  EXPECT_TRUE(std::isnan(test_statistics({}).median));
+}
+
+TEST(Evaluation, ProfilingIsCostedPerPass) {
+  Recording recording = six_configurations();
+  CostModel cost;  // 1 repetition, 5 passes, 12.5 ms each
+  MeasureRequest plain;
+  MeasureRequest profiled;
+  profiled.counters = true;
+  // X=1: 100 ms compile + 5 ms run = 105; profiled adds 5 x (5 + 12.5) = 87.5.
+  EXPECT_DOUBLE_EQ(test_cost_ms(recording, 0, plain, cost), 105);
+  EXPECT_DOUBLE_EQ(test_cost_ms(recording, 0, profiled, cost), 192.5);
+  // X=2 failed to compile: only the compile is paid, profiled or not.
+  EXPECT_DOUBLE_EQ(test_cost_ms(recording, 1, profiled, cost), 100);
+  cost.repetitions = 10;  // X=3: 100 + 10 x 8
+  EXPECT_DOUBLE_EQ(test_cost_ms(recording, 2, plain, cost), 180);
+}
+
+TEST(Evaluation, DoesNotDependOnTheThreadCount) {
+  Recording recording = Recording::load(STEER_SHARED_DIR "/data/ktt/pnpoly_rtx2080ti.ktt.json.gz");
+  EvaluationOptions options = options_with(200);
+  options.seed = 17;
+  options.threads = 1;
+  Evaluation one = evaluate(recording, {"random", "exhaustive"}, options);
+  options.threads = 4;
+  Evaluation four = evaluate(recording, {"random", "exhaustive"}, options);
+  ASSERT_EQ(one.searchers.size(), four.searchers.size());
+  for (std::size_t s = 0; s < one.searchers.size(); ++s) {
+    const SearcherEvaluation &a = one.searchers[s], &b = four.searchers[s];
+    EXPECT_EQ(a.mean_tests, b.mean_tests);
+    EXPECT_EQ(a.median_tests, b.median_tests);
+    EXPECT_EQ(a.p90_tests, b.p90_tests);
+    EXPECT_EQ(a.mean_time_s, b.mean_time_s);
+    EXPECT_EQ(a.failed_runs, b.failed_runs);
+    ASSERT_EQ(a.by_test.size(), b.by_test.size());
+    for (std::size_t i = 0; i < a.by_test.size(); ++i) {
+      EXPECT_EQ(a.by_test[i].mean_best_ms, b.by_test[i].mean_best_ms);
+      EXPECT_EQ(a.by_test[i].std_best_ms, b.by_test[i].std_best_ms);
+    }
+    ASSERT_EQ(a.by_time.size(), b.by_time.size());
+    for (std::size_t i = 0; i < a.by_time.size(); ++i) EXPECT_EQ(a.by_time[i].mean_best_ms, b.by_time[i].mean_best_ms);
+  }
+}
+
+TEST(Evaluation, RefusesAnUnknownSearcherAndARecordingWithoutAValidConfiguration) {
+  try {
+    evaluate(six_configurations(), {"random", "clairvoyant"}, options_with(1));
+    ADD_FAILURE() << "an unknown searcher must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("clairvoyant"), std::string::npos) << e.what();
+  }
+  ImportedRecording failing;
+  failing.parameters = {{"X", {1}}};
+  Result broken;
+  broken.configuration = {{"X", 1}};
+  broken.status = Status::LaunchError;
+  failing.results = {broken};
+  EXPECT_THROW(evaluate(Recording::from_import(failing), {"random"}, options_with(1)), Error);
+}
+
+}  // namespace
+}  // namespace steer

@@ -1,0 +1,106 @@
+// `steer simulate` as a user runs it: on every recording in the shared data, and its errors.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;  // stdout; stderr too when asked
+};
+
+Outcome run_steer(const std::string& arguments, bool with_stderr) {
+  std::string command = "'" STEER_BINARY "' " + arguments + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  Outcome outcome;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) {
+    ADD_FAILURE() << "cannot run " << command;
+    return outcome;
+  }
+  char block[4096];
+  for (std::size_t n; (n = std::fread(block, 1, sizeof block, pipe)) > 0;) outcome.output.append(block, n);
+  int status = pclose(pipe);
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return outcome;
+}
+
+TEST(SimulateCommand, RunsOnEveryRecordingInTheSharedData) {
+  int recordings = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(STEER_SHARED_DIR "/data")) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_regular_file() || name == "README.md") continue;
+    ++recordings;
+    Outcome outcome =
+        run_steer("simulate --data '" + entry.path().string() + "' --searcher random,exhaustive --runs 50 --json",
+                  false);
+    ASSERT_EQ(outcome.exit_code, 0) << name << ": " << outcome.output;
+    nlohmann::json report = nlohmann::json::parse(outcome.output);
+    EXPECT_GT(report["best_time"].get<double>(), 0) << name;
+    EXPECT_GT(report["configs"].get<int>(), 0) << name;
+    EXPECT_GT(report["valid"].get<int>(), 0) << name;
+    EXPECT_LE(report["valid"].get<int>(), report["configs"].get<int>()) << name;
+    ASSERT_EQ(report["searchers"].size(), 2u) << name;
+    const nlohmann::json& random = report["searchers"][0];
+    EXPECT_EQ(random["name"], "random");
+    EXPECT_EQ(random["failed_runs"], 0) << name << ": the budget is the whole space";
+    EXPECT_EQ(random["ratio_to_random"], 1.0) << name;
+    EXPECT_GE(random["mean_tests"].get<double>(), 1) << name;
+    EXPECT_LE(random["median_tests"].get<double>(), random["p90_tests"].get<double>()) << name;
+    EXPECT_GT(random["mean_time_s"].get<double>(), 0) << name;
+    const nlohmann::json& exhaustive = report["searchers"][1];
+    EXPECT_EQ(exhaustive["mean_tests"], exhaustive["median_tests"]) << name << ": the same order in every run";
+  }
+  EXPECT_GE(recordings, 6) << "the shared recordings were not found";
+}
+
+TEST(SimulateCommand, PrintsATableAndWritesCurves) {
+  const fs::path curves = fs::temp_directory_path() / ("steer_simulate_" + std::to_string(getpid()) + ".csv");
+  Outcome outcome = run_steer("simulate --data '" STEER_SHARED_DIR
+                              "/data/ktt/coulomb_rtx2080.ktt.json.gz' --searcher random --runs 20 --threads 2 --curves '" +
+                                  curves.string() + "'",
+                              true);
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_THAT(outcome.output, HasSubstr("210 configurations"));
+  EXPECT_THAT(outcome.output, HasSubstr("random"));
+  std::ifstream in(curves);
+  std::string header, first;
+  std::getline(in, header);
+  std::getline(in, first);
+  EXPECT_EQ(header, "searcher,axis,x,runs_with_valid,mean_best_ms,std_best_ms");
+  EXPECT_THAT(first, ::testing::StartsWith("random,tests,1,"));
+  fs::remove(curves);
+}
+
+TEST(SimulateCommand, ExplainsWhatIsWrong) {
+  const std::string pnpoly = "--data '" STEER_SHARED_DIR "/data/ktt/pnpoly_rtx2080ti.ktt.json.gz'";
+  Outcome unknown = run_steer("simulate " + pnpoly + " --searcher random,clairvoyant --runs 1", true);
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.output, HasSubstr("unknown searcher 'clairvoyant'"));
+
+  Outcome missing = run_steer("simulate --data /nonexistent/recording.json --searcher random", true);
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.output, HasSubstr("/nonexistent/recording.json"));
+
+  // A Kernel Tuner cache in which every configuration failed.
+  const fs::path failing = fs::temp_directory_path() / ("steer_simulate_failing_" + std::to_string(getpid()) + ".json");
+  std::ofstream(failing) << R"({"device_name": "X", "kernel_name": "k", "problem_size": 1024,
+"tune_params_keys": ["bx"], "tune_params": {"bx": [32, 64]}, "objective": "time", "cache": {
+"32": {"bx": 32, "time": "CompilationFailedConfig"}, "64": {"bx": 64, "time": "RuntimeFailedConfig"}}})";
+  Outcome invalid = run_steer("simulate --data '" + failing.string() + "' --searcher random", true);
+  EXPECT_EQ(invalid.exit_code, 1);
+  EXPECT_THAT(invalid.output, HasSubstr("no valid configuration"));
+  fs::remove(failing);
+}
+
+}  // namespace
