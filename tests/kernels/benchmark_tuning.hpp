@@ -1,5 +1,5 @@
 #pragma once
-// Shared by the benchmark kernel tests (coulomb, nbody, conv): run the tuning loop on the
+// Shared by the benchmark kernel tests (coulomb, nbody, conv, gemm, dgemm_energy): run the tuning loop on the
 // OpenCL device (PoCL in CI) over chosen configurations and check that every one the
 // device can launch validates against the CPU reference.
 #include <gtest/gtest.h>
@@ -16,6 +16,8 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
 
 #include "steer/backend.hpp"
 #include "steer/result.hpp"
@@ -109,6 +111,35 @@ inline void expect_every_value_covered(const Space& space, const std::vector<Con
   }
   for (std::size_t p = 0; p < parameters; ++p)
     EXPECT_EQ(seen[p], possible[p]) << "not every value of " << space.parameters()[p].name << " is covered";
+}
+
+// "NAME=VALUE" for each value of a parameter that no valid configuration takes.
+inline std::vector<std::string> values_never_taken(const Space& space) {
+  const auto& parameters = space.parameters();
+  std::vector<std::vector<bool>> taken(parameters.size());
+  for (std::size_t p = 0; p < parameters.size(); ++p) taken[p].assign(parameters[p].values.size(), false);
+  for (ConfigIndex c = 0; c < space.size(); ++c) {
+    const ValueIndices values = space.value_indices(c);
+    for (std::size_t p = 0; p < parameters.size(); ++p) taken[p][values[p]] = true;
+  }
+  std::vector<std::string> never;
+  for (std::size_t p = 0; p < parameters.size(); ++p)
+    for (std::size_t v = 0; v < taken[p].size(); ++v)
+      if (!taken[p][v]) never.push_back(parameters[p].name + "=" + parameters[p].values[v].to_string());
+  return never;
+}
+
+// The CLI's count of valid configurations (`steer space SPEC --json`); 0 on failure.
+inline std::uint64_t cli_count(const std::filesystem::path& spec) {
+  const std::string command = std::string(STEER_BINARY) + " space " + spec.string() + " --json 2>/dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return 0;
+  std::string text;
+  char buffer[4096];
+  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) text.append(buffer, n);
+  const int status = pclose(pipe);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 0;
+  return nlohmann::json::parse(text).at("count").get<std::uint64_t>();
 }
 
 // Whether the device can launch a configuration: threads per work-group and local memory

@@ -22,75 +22,17 @@
 #include "steer/space.hpp"
 #include "steer/spec.hpp"
 #include "steer/tuner.hpp"
+#include "benchmark_tuning.hpp"
 
 namespace steer {
 namespace {
 
 namespace fs = std::filesystem;
+using benchmark_tests::cli_count;
+using benchmark_tests::ListSearcher;
+using benchmark_tests::spec_path;
 
 constexpr std::uint64_t kSeed = 20261130;  // fixed samples: a failure reproduces
-
-fs::path spec_path(const std::string& name) { return fs::path(STEER_SOURCE_DIR) / "kernels" / name / "spec.json"; }
-
-// Proposes a fixed list of configurations, in order.
-class ListSearcher final : public Searcher {
- public:
-  explicit ListSearcher(std::vector<ConfigIndex> list) : list_(std::move(list)) {}
-  std::string name() const override { return "list"; }
-  void start(const Space&) override { next_ = 0; }
-  std::vector<Proposal> propose(std::size_t max) override {
-    std::vector<Proposal> out;
-    while (out.size() < max && next_ < list_.size()) out.push_back({list_[next_++], {}});
-    return out;
-  }
-  void observe(const Result&) override {}
-
- private:
-  std::vector<ConfigIndex> list_;
-  std::size_t next_ = 0;
-};
-
-// Configurations that together hold every (parameter, value) pair some valid configuration
-// holds, chosen greedily: each step takes the first configuration (in index order) that adds
-// the most pairs not yet held. `missing` receives the pairs no valid configuration holds.
-std::vector<ConfigIndex> covering_sample(const Space& space, std::vector<std::string>& missing) {
-  const auto& parameters = space.parameters();
-  std::vector<std::vector<bool>> covered(parameters.size());
-  for (std::size_t p = 0; p < parameters.size(); ++p) covered[p].assign(parameters[p].values.size(), false);
-  std::vector<std::uint32_t> indices(parameters.size());
-  std::vector<ConfigIndex> chosen;
-  for (;;) {
-    std::size_t best_gain = 0;
-    ConfigIndex best = 0;
-    for (ConfigIndex i = 0; i < space.size(); ++i) {
-      space.value_indices(i, indices);
-      std::size_t gain = 0;
-      for (std::size_t p = 0; p < parameters.size(); ++p) gain += covered[p][indices[p]] ? 0 : 1;
-      if (gain > best_gain) best_gain = gain, best = i;
-    }
-    if (best_gain == 0) break;
-    chosen.push_back(best);
-    space.value_indices(best, indices);
-    for (std::size_t p = 0; p < parameters.size(); ++p) covered[p][indices[p]] = true;
-  }
-  for (std::size_t p = 0; p < parameters.size(); ++p)
-    for (std::size_t v = 0; v < covered[p].size(); ++v)
-      if (!covered[p][v]) missing.push_back(parameters[p].name + "=" + parameters[p].values[v].to_string());
-  return chosen;
-}
-
-// The CLI's count of valid configurations (`steer space SPEC --json`).
-std::uint64_t cli_count(const fs::path& spec) {
-  const std::string command = std::string(STEER_BINARY) + " space " + spec.string() + " --json 2>/dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return 0;
-  std::string text;
-  char buffer[4096];
-  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) text.append(buffer, n);
-  const int status = pclose(pipe);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 0;
-  return nlohmann::json::parse(text).at("count").get<std::uint64_t>();
-}
 
 class DgemmEnergyTuning : public ::testing::Test {
  protected:
@@ -178,9 +120,10 @@ TEST(DgemmEnergyReference, ComputesAlphaABPlusBetaCColumnMajor) {
 
 TEST(DgemmEnergySample, CoversEveryValueOfEveryParameter) {
   const Space space = Space::build(load_spec(spec_path("dgemm_energy")).space);
-  std::vector<std::string> missing;
-  const std::vector<ConfigIndex> sample = covering_sample(space, missing);
+  const std::vector<std::string> missing = benchmark_tests::values_never_taken(space);
   EXPECT_TRUE(missing.empty()) << "no valid configuration has " << missing.front();
+  const std::vector<ConfigIndex> sample = benchmark_tests::covering_configurations(space, kSeed);
+  benchmark_tests::expect_every_value_covered(space, sample);
   EXPECT_LE(sample.size(), 10u);
 }
 
@@ -192,8 +135,7 @@ TEST_F(DgemmEnergyTuning, ARandomSampleValidates) {
 
 TEST_F(DgemmEnergyTuning, ASampleWithEveryParameterValueValidates) {
   const Space space = Space::build(load_spec(spec_path("dgemm_energy")).space);
-  std::vector<std::string> missing;
-  const std::vector<ConfigIndex> sample = covering_sample(space, missing);
+  const std::vector<ConfigIndex> sample = benchmark_tests::covering_configurations(space, kSeed);
   ListSearcher searcher(sample);
   expect_all_validate(searcher, sample.size());
 }
