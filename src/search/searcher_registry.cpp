@@ -9,6 +9,14 @@ namespace steer {
 
 std::unique_ptr<Searcher> make_exhaustive_searcher(const SearcherOptions&);
 std::unique_ptr<Searcher> make_random_searcher(const SearcherOptions&);
+std::unique_ptr<Searcher> make_basin_hopping_searcher(const SearcherOptions&);
+std::unique_ptr<Searcher> make_annealing_searcher(const SearcherOptions&);
+std::unique_ptr<Searcher> make_mls_searcher(const SearcherOptions&);
+std::unique_ptr<Searcher> make_ils_searcher(const SearcherOptions&);
+std::unique_ptr<Searcher> make_genetic_searcher(const SearcherOptions&);
+std::unique_ptr<Searcher> make_starchart_searcher(const SearcherOptions&);
+std::unique_ptr<Searcher> make_bayes_searcher(const SearcherOptions&);
+std::unique_ptr<Searcher> make_mcmc_searcher(const SearcherOptions&);
 
 namespace {
 
@@ -21,6 +29,17 @@ struct Entry {
 constexpr Entry kSearchers[] = {
     {"exhaustive", "every configuration, in index order", make_exhaustive_searcher},
     {"random", "uniform random order without repeats", make_random_searcher},
+    {"basin-hopping", "hill climbing, Metropolis-accepted minima, random jumps (Kernel Tuner)",
+     make_basin_hopping_searcher},
+    {"annealing", "simulated annealing over neighbours (Kernel Tuner)", make_annealing_searcher},
+    {"mls", "greedy multi-start local search (Kernel Tuner)", make_mls_searcher},
+    {"ils", "greedy iterated local search (Kernel Tuner)", make_ils_searcher},
+    {"genetic", "genetic algorithm: ranked selection, crossover, mutation (Kernel Tuner)",
+     make_genetic_searcher},
+    {"starchart", "regression tree trained on random tests, then predicted-fastest first (Starchart)",
+     make_starchart_searcher},
+    {"bayes", "Bayesian optimisation: Gaussian process, expected improvement", make_bayes_searcher},
+    {"mcmc", "Markov chain Monte Carlo over Hamming-2 neighbours with escapes (KTT)", make_mcmc_searcher},
 };
 
 }  // namespace

@@ -66,7 +66,9 @@ TEST_P(EverySearcher, NeverProposesMoreThanAsked) {
   EXPECT_TRUE(searcher->propose(0).empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(Registered, EverySearcher, ::testing::Values("exhaustive", "random"));
+INSTANTIATE_TEST_SUITE_P(Registered, EverySearcher,
+                         ::testing::Values("exhaustive", "random", "basin-hopping", "annealing", "mls", "ils",
+                                           "genetic", "starchart", "bayes", "mcmc"));
 
 TEST(RandomSearcher, DifferentSeedsGiveDifferentOrders) {
   Space space = small_space();

@@ -1,0 +1,199 @@
+// A genetic algorithm (Kernel Tuner's genetic_algorithm): a population of configurations is
+// tested, ranked by runtime, and replaced by children of parents drawn with a bias toward the
+// fastest, through crossover of their value indices and occasional mutation to a Hamming-1
+// neighbour. Children that break a constraint are repaired toward a parent.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <utility>
+
+#include "search/search_support.hpp"
+#include "steer/searcher.hpp"
+
+namespace steer {
+namespace {
+
+enum class Crossover { Uniform, SinglePoint, TwoPoint, DisruptiveUniform };
+
+struct GeneticOptions {
+  std::uint64_t popsize = 30;  // shrunk to half the space for small spaces, as Kernel Tuner
+  bool popsize_given = false;
+  std::uint64_t maxiter = 30;  // generations before the population starts afresh
+  Crossover method = Crossover::Uniform;
+  std::uint64_t mutation_chance = 20;  // a child mutates with probability 1 / mutation_chance
+};
+
+class GeneticSearcher final : public Searcher {
+ public:
+  GeneticSearcher(std::uint64_t seed, GeneticOptions options) : random_(seed), options_(options) {}
+  std::string name() const override { return "genetic"; }
+
+  void start(const Space& space) override {
+    space_ = &space;
+    memory_.reset(space.size());
+    const std::uint64_t size = space.size();
+    population_size_ = options_.popsize_given
+                           ? std::min(size, options_.popsize)
+                           : std::max<std::uint64_t>(1, std::min((size + 1) / 2, options_.popsize));
+    first_generation();
+  }
+
+  std::vector<Proposal> propose(std::size_t max) override {
+    std::vector<Proposal> out;
+    while (out.size() < max) {
+      if (next_untested_ < population_.size()) {
+        const ConfigIndex member = population_[next_untested_++];
+        if (memory_.seen(member)) continue;
+        memory_.propose(member);
+        out.push_back({member, {}});
+        continue;
+      }
+      // The whole generation must be measured before it can breed.
+      if (memory_.pending() > 0 || memory_.exhausted()) break;
+      if (++generation_ >= options_.maxiter) {
+        first_generation();
+      } else {
+        breed();
+      }
+    }
+    return out;
+  }
+
+  void observe(const Result& result) override { memory_.observe(result); }
+
+ private:
+  // A random population, so that a search longer than maxiter generations keeps exploring.
+  void first_generation() {
+    generation_ = 0;
+    population_ = space_->sample(random_.engine(), population_size_);
+    next_untested_ = 0;
+  }
+
+  void breed() {
+    std::vector<std::pair<double, ConfigIndex>> ranked;
+    for (ConfigIndex member : population_) ranked.emplace_back(memory_.cost(member), member);
+    std::sort(ranked.begin(), ranked.end());
+
+    std::vector<ConfigIndex> children;
+    // Small or converged populations can run out of new children; the attempts are bounded
+    // and the rest of the generation is then left smaller.
+    for (std::uint64_t attempt = 0; children.size() < population_size_ && attempt < 20 * population_size_;
+         ++attempt) {
+      auto [first, second] = pick_parents(ranked.size());
+      const ValueIndices a = space_->value_indices(ranked[first].second);
+      const ValueIndices b = space_->value_indices(ranked[second].second);
+      const auto [one, two] = cross(a, b);
+      for (ConfigIndex child :
+           {search::repair(*space_, one, a, random_), search::repair(*space_, two, b, random_)}) {
+        child = mutate(child);
+        if (children.size() < population_size_ &&
+            std::find(children.begin(), children.end(), child) == children.end()) {
+          children.push_back(child);
+        }
+      }
+    }
+    // A generation of configurations that were all tested before would test nothing; a random
+    // untested newcomer keeps the search moving until the space is exhausted.
+    const bool all_seen =
+        std::all_of(children.begin(), children.end(), [&](ConfigIndex c) { return memory_.seen(c); });
+    if (all_seen) {
+      if (auto newcomer = memory_.random_unseen(*space_, random_)) {
+        if (children.size() == population_size_) children.pop_back();
+        children.push_back(*newcomer);
+      }
+    }
+    population_ = std::move(children);
+    next_untested_ = 0;
+  }
+
+  // Two distinct ranks (one when the population has one member), favouring the fastest:
+  // rank = floor(Beta(1, 2.5) * size) as Kernel Tuner; Beta(1, b) is 1 - (1 - u)^(1/b).
+  std::pair<std::size_t, std::size_t> pick_parents(std::size_t size) {
+    auto draw = [&] {
+      const double x = 1.0 - std::pow(1.0 - random_.unit(), 1.0 / 2.5);
+      return std::min(size - 1, static_cast<std::size_t>(x * static_cast<double>(size)));
+    };
+    const std::size_t first = draw();
+    if (size == 1) return {first, first};
+    std::size_t second = draw();
+    while (second == first) second = draw();
+    return {first, second};
+  }
+
+  std::pair<ValueIndices, ValueIndices> cross(const ValueIndices& a, const ValueIndices& b) {
+    ValueIndices one = a;
+    ValueIndices two = b;
+    const std::size_t n = a.size();
+    auto swap_range = [&](std::size_t from, std::size_t to) {
+      for (std::size_t i = from; i < to; ++i) std::swap(one[i], two[i]);
+    };
+    switch (options_.method) {
+      case Crossover::Uniform:
+        for (std::size_t i = 0; i < n; ++i) {
+          if (random_.chance(0.5)) std::swap(one[i], two[i]);
+        }
+        break;
+      case Crossover::SinglePoint:
+        swap_range(random_.below(n), n);
+        break;
+      case Crossover::TwoPoint: {
+        // Kernel Tuner keeps the first and last gene out of the cut points from 5 genes on.
+        const std::size_t low = n < 5 ? 0 : 1;
+        const std::size_t high = n < 5 ? n : n - 1;
+        if (high - low < 2) break;
+        std::size_t p = low + random_.below(high - low);
+        std::size_t q = low + random_.below(high - low - 1);
+        if (q >= p) ++q;
+        swap_range(std::min(p, q), std::max(p, q));
+        break;
+      }
+      case Crossover::DisruptiveUniform: {
+        // Children differ from both parents: half the differing genes (rounded up) swap.
+        std::vector<std::size_t> differing;
+        for (std::size_t i = 0; i < n; ++i) {
+          if (a[i] != b[i]) differing.push_back(i);
+        }
+        random_.shuffle(differing);
+        differing.resize((differing.size() + 1) / 2);
+        for (std::size_t i : differing) std::swap(one[i], two[i]);
+        break;
+      }
+    }
+    return {std::move(one), std::move(two)};
+  }
+
+  ConfigIndex mutate(ConfigIndex child) {
+    if (random_.below(options_.mutation_chance) != 0) return child;
+    return search::random_walk(*space_, child, 1, random_);
+  }
+
+  search::Random random_;
+  GeneticOptions options_;
+  const Space* space_ = nullptr;
+  search::Memory memory_;
+  std::uint64_t population_size_ = 0;
+  std::vector<ConfigIndex> population_;
+  std::size_t next_untested_ = 0;  // members before this one have been proposed or skipped
+  std::uint64_t generation_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Searcher> make_genetic_searcher(const SearcherOptions& options) {
+  search::Settings settings("genetic", options.settings);
+  GeneticOptions genetic;
+  genetic.popsize_given = options.settings.contains("popsize");
+  genetic.popsize = settings.integer("popsize", genetic.popsize, 2, 1'000'000);
+  genetic.maxiter = settings.integer("maxiter", genetic.maxiter, 1, 1'000'000);
+  const std::string method =
+      settings.choice("method", "uniform", {"uniform", "single_point", "two_point", "disruptive_uniform"});
+  genetic.method = method == "uniform"        ? Crossover::Uniform
+                   : method == "single_point" ? Crossover::SinglePoint
+                   : method == "two_point"    ? Crossover::TwoPoint
+                                              : Crossover::DisruptiveUniform;
+  genetic.mutation_chance = settings.integer("mutation_chance", genetic.mutation_chance, 1, 1'000'000);
+  settings.finish();
+  return std::make_unique<GeneticSearcher>(options.seed, genetic);
+}
+
+}  // namespace steer

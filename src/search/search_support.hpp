@@ -1,0 +1,213 @@
+#pragma once
+// What the searchers of src/search/ share: reading their settings, remembering what was
+// tested, seeded random draws that give the same numbers with any standard library, and
+// turning an invalid configuration into a valid one. Internal to src/search/.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "steer/error.hpp"
+#include "steer/result.hpp"
+#include "steer/space.hpp"
+
+namespace steer::search {
+
+// Failed tests (compile error, launch error, wrong output, ...) count as infinitely slow,
+// so no searcher ever prefers one.
+inline double cost_of(const Result& result) {
+  return result.ok() ? result.time.median_ms : std::numeric_limits<double>::infinity();
+}
+
+// Seeded draws written out rather than through std::*_distribution, whose algorithms differ
+// between standard libraries: a seed must give the same search everywhere.
+class Random {
+ public:
+  explicit Random(std::uint64_t seed) : engine_(seed) {}
+  std::mt19937_64& engine() { return engine_; }
+  // Uniform in [0, 1).
+  double unit() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
+  // Uniform in [0, n), n > 0 (rejection sampling, no modulo bias).
+  std::uint64_t below(std::uint64_t n) {
+    const std::uint64_t limit =
+        std::numeric_limits<std::uint64_t>::max() - std::numeric_limits<std::uint64_t>::max() % n;
+    for (;;) {
+      std::uint64_t x = engine_();
+      if (x < limit) return x % n;
+    }
+  }
+  bool chance(double p) { return unit() < p; }
+  template <typename T>
+  void shuffle(std::vector<T>& items) {
+    for (std::size_t i = items.size(); i > 1; --i) std::swap(items[i - 1], items[below(i)]);
+  }
+
+ private:
+  std::mt19937_64 engine_;
+};
+
+// Reads a searcher's NAME=VALUE settings; `finish()` rejects any name that was not read, so
+// a typo never silently falls back to a default.
+class Settings {
+ public:
+  Settings(std::string searcher, std::map<std::string, std::string> values)
+      : searcher_(std::move(searcher)), values_(std::move(values)) {}
+
+  double number(const std::string& name, double fallback, double min, double max) {
+    const std::string* text = take(name);
+    if (!text) return fallback;
+    double value = 0;
+    std::size_t used = 0;
+    try {
+      value = std::stod(*text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != text->size() || !(value >= min && value <= max)) {
+      throw Error(fmt::format("searcher '{}': setting {}={} is not a number in [{}, {}]", searcher_, name,
+                              *text, min, max));
+    }
+    return value;
+  }
+  std::uint64_t integer(const std::string& name, std::uint64_t fallback, std::uint64_t min,
+                        std::uint64_t max) {
+    double value =
+        number(name, static_cast<double>(fallback), static_cast<double>(min), static_cast<double>(max));
+    if (value != std::floor(value)) {
+      throw Error(fmt::format("searcher '{}': setting {} must be a whole number", searcher_, name));
+    }
+    return static_cast<std::uint64_t>(value);
+  }
+  std::string choice(const std::string& name, const std::string& fallback,
+                     const std::vector<std::string>& allowed) {
+    const std::string* text = take(name);
+    if (!text) return fallback;
+    for (const std::string& option : allowed) {
+      if (*text == option) return option;
+    }
+    throw Error(fmt::format("searcher '{}': setting {}={} is not one of {}", searcher_, name, *text,
+                            fmt::join(allowed, ", ")));
+  }
+  bool flag(const std::string& name, bool fallback) {
+    return choice(name, fallback ? "true" : "false", {"true", "false"}) == "true";
+  }
+  // Throws Error naming every setting that the searcher does not know, and the known ones.
+  void finish() const {
+    std::vector<std::string> unknown;
+    for (const auto& [name, value] : values_) {
+      if (!read_.contains(name)) unknown.push_back(name);
+    }
+    if (!unknown.empty()) {
+      throw Error(fmt::format("searcher '{}': unknown setting(s) {}; known: {}", searcher_,
+                              fmt::join(unknown, ", "), fmt::join(read_, ", ")));
+    }
+  }
+
+ private:
+  const std::string* take(const std::string& name) {
+    read_.insert(name);
+    auto it = values_.find(name);
+    return it == values_.end() ? nullptr : &it->second;
+  }
+
+  std::string searcher_;
+  std::map<std::string, std::string> values_;
+  std::set<std::string> read_;
+};
+
+// What happened to each configuration: never proposed, proposed and waiting for its result,
+// or measured (with its cost). Dense over ConfigIndex, one byte per configuration, so a
+// space of 10^8 configurations costs 100 MB; costs are kept only for measured ones.
+class Memory {
+ public:
+  void reset(std::uint64_t size) {
+    state_.assign(size, State::Unseen);
+    costs_.clear();
+    proposed_ = 0;
+    pending_ = 0;
+  }
+  std::uint64_t size() const { return state_.size(); }
+  bool seen(ConfigIndex c) const { return state_[c] != State::Unseen; }
+  bool measured(ConfigIndex c) const { return state_[c] == State::Measured; }
+  double cost(ConfigIndex c) const { return costs_.at(c); }
+  std::uint64_t pending() const { return pending_; }
+  bool exhausted() const { return proposed_ == state_.size(); }
+
+  void propose(ConfigIndex c) {
+    state_[c] = State::Pending;
+    ++proposed_;
+    ++pending_;
+  }
+  // Returns the cost recorded for the result.
+  double observe(const Result& result) {
+    const ConfigIndex c = result.config_index;
+    if (c >= state_.size() || state_[c] != State::Pending) {
+      throw Error(fmt::format("searcher: result for configuration {} that was not proposed", c));
+    }
+    state_[c] = State::Measured;
+    --pending_;
+    return costs_[c] = cost_of(result);
+  }
+
+  // A uniformly random configuration never proposed, or nullopt when none is left. Draws
+  // from the whole space first (cheap while most is unseen), then walks from a random point.
+  std::optional<ConfigIndex> random_unseen(const Space& space, Random& random) const {
+    if (exhausted()) return std::nullopt;
+    for (int attempt = 0; attempt < 64; ++attempt) {
+      ConfigIndex c = space.sample(random.engine());
+      if (!seen(c)) return c;
+    }
+    const std::uint64_t n = state_.size();
+    const std::uint64_t from = random.below(n);
+    for (std::uint64_t step = 0; step < n; ++step) {
+      ConfigIndex c = (from + step) % n;
+      if (!seen(c)) return c;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  enum class State : std::uint8_t { Unseen, Pending, Measured };
+  std::vector<State> state_;
+  std::map<ConfigIndex, double> costs_;
+  std::uint64_t proposed_ = 0;
+  std::uint64_t pending_ = 0;
+};
+
+// The valid configuration nearest to `wanted` on the way to the valid `anchor`: parameters
+// return to the anchor's values one at a time, in random order, until the configuration is
+// valid (at the latest it is the anchor itself). Used for mutated, crossed and jumped
+// configurations that break a constraint.
+inline ConfigIndex repair(const Space& space, ValueIndices wanted, const ValueIndices& anchor,
+                          Random& random) {
+  std::vector<std::size_t> order;
+  for (std::size_t p = 0; p < wanted.size(); ++p) {
+    if (wanted[p] != anchor[p]) order.push_back(p);
+  }
+  random.shuffle(order);
+  for (std::size_t p : order) {
+    if (auto index = space.index_of(wanted)) return *index;
+    wanted[p] = anchor[p];
+  }
+  return *space.index_of(wanted);
+}
+
+// A random configuration reached from `from` by `moves` random steps to Hamming-1 neighbours
+// (Kernel Tuner's mutate); fewer steps when a configuration has no neighbour.
+inline ConfigIndex random_walk(const Space& space, ConfigIndex from, std::uint64_t moves, Random& random) {
+  for (std::uint64_t m = 0; m < moves; ++m) {
+    std::vector<ConfigIndex> next = space.neighbours(from);
+    if (next.empty()) break;
+    from = next[random.below(next.size())];
+  }
+  return from;
+}
+
+}  // namespace steer::search
