@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Records ground truth on the H200: tunes each named benchmark exhaustively at its `h200`
+# size into $OUT/<name>_h200.db (resumable: carry an earlier store back in as
+# data/h200/<name>_h200.db.gz and it continues). Run after scripts/gpu/bundle:
+#   device run: bash scripts/gpu/record.sh coulomb nbody     (carry: [".gpu-bundle"])
+set -uo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+bundle="$root/.gpu-bundle"
+out="${OUT:-/tmp/steer-gpu}"
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$bundle/lib:/usr/local/nvidia/lib64:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+for name in "$@"; do
+  db="$out/${name}_h200.db"
+  previous="$root/data/h200/${name}_h200.db.gz"
+  [ -f "$previous" ] && gunzip -c "$previous" >"$db"
+  echo "== $name (h200, exhaustive)"
+  "$bundle/steer" tune "$root/kernels/$name/spec.json" --backend cuda --size h200 --searcher exhaustive \
+    --db "$db" --json >"$out/${name}_h200.json" 2>"$out/${name}_h200.log"
+  echo "exit $?"
+  tail -n 2 "$out/${name}_h200.log"
+  cat "$out/${name}_h200.json"
+  echo
+done
