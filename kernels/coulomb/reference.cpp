@@ -21,20 +21,12 @@ struct Atom {
   double x, y, z, w;
 };
 
-float scalar_float(const steer::HostArgument& argument) {
-  if (argument.is_buffer || argument.type != steer::ElementType::F32 || argument.data.size() != sizeof(float))
-    throw steer::Error(fmt::format("coulomb reference: '{}' must be a float scalar", argument.name));
-  float value;
-  std::memcpy(&value, argument.data.data(), sizeof value);
-  return value;
-}
-
 void coulomb_reference(const steer::ReferenceInput& input, steer::ReferenceOutputs& outputs) {
   const std::int64_t gx = input.variable("GRID_X"), gy = input.variable("GRID_Y"), gz = input.variable("GRID_Z");
   const std::int64_t count = input.variable("ATOMS");
   const steer::HostArgument& atoms_argument = input.argument("atoms");
   // The spacing as the kernel gets it (a float), not the size variable (maybe not a float).
-  const double spacing = scalar_float(input.argument("spacing"));
+  const double spacing = input.scalar<float>("spacing");
   const auto points = static_cast<std::size_t>(gx * gy * gz);
   if (atoms_argument.type != steer::ElementType::F32 ||
       atoms_argument.data.size() < static_cast<std::size_t>(count) * 4 * sizeof(float))

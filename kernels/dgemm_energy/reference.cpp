@@ -23,33 +23,16 @@ namespace {
 constexpr std::int64_t kRows = 128;    // of C per task (m)
 constexpr std::int64_t kColumns = 16;  // of C per task (n)
 
-std::vector<double> doubles_of(const steer::HostArgument& argument, std::int64_t count, const char* what) {
-  if (!argument.is_buffer || argument.type != steer::ElementType::F64 ||
-      argument.data.size() != static_cast<std::size_t>(count) * sizeof(double))
-    throw steer::Error(fmt::format("dgemm_energy reference: expected '{}' as a double buffer of {} elements", what, count));
-  std::vector<double> values(static_cast<std::size_t>(count));
-  std::memcpy(values.data(), argument.data.data(), argument.data.size());
-  return values;
-}
-
-double scalar_of(const steer::HostArgument& argument) {
-  if (argument.is_buffer || argument.type != steer::ElementType::F64 || argument.data.size() != sizeof(double))
-    throw steer::Error(fmt::format("dgemm_energy reference: expected '{}' as a double scalar", argument.name));
-  double value;
-  std::memcpy(&value, argument.data.data(), sizeof value);
-  return value;
-}
-
 void dgemm_energy_reference(const steer::ReferenceInput& input, steer::ReferenceOutputs& outputs) {
   const std::int64_t M = input.variable("M"), N = input.variable("N"), K = input.variable("K");
   if (M <= 0 || N <= 0 || K <= 0)
     throw steer::Error(fmt::format("dgemm_energy: M ({}), N ({}) and K ({}) must be positive", M, N, K));
   if (M * K >= (std::int64_t{1} << 31) || K * N >= (std::int64_t{1} << 31) || M * N >= (std::int64_t{1} << 31))
     throw steer::Error(fmt::format("dgemm_energy: M·K, K·N and M·N must stay below 2^31 (int indices in the kernels)"));
-  const std::vector<double> A = doubles_of(input.argument("A"), M * K, "A");
-  const std::vector<double> B = doubles_of(input.argument("B"), K * N, "B");
-  const std::vector<double> C0 = doubles_of(input.argument("C"), M * N, "C");
-  const double alpha = scalar_of(input.argument("alpha")), beta = scalar_of(input.argument("beta"));
+  const std::vector<double> A = input.buffer<double>("A", static_cast<std::size_t>(M * K));
+  const std::vector<double> B = input.buffer<double>("B", static_cast<std::size_t>(K * N));
+  const std::vector<double> C0 = input.buffer<double>("C", static_cast<std::size_t>(M * N));
+  const double alpha = input.scalar<double>("alpha"), beta = input.scalar<double>("beta");
   if (outputs.size() != 1 || outputs[0].size() != static_cast<std::size_t>(M * N) * sizeof(double))
     throw steer::Error("dgemm_energy reference: expected one output, C, of M·N doubles");
 

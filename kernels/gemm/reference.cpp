@@ -23,23 +23,6 @@ namespace {
 constexpr std::int64_t kRows = 128;    // of C per task (m)
 constexpr std::int64_t kColumns = 16;  // of C per task (n)
 
-std::vector<float> floats_of(const steer::HostArgument& argument, std::int64_t count, const char* what) {
-  if (!argument.is_buffer || argument.type != steer::ElementType::F32 ||
-      argument.data.size() != static_cast<std::size_t>(count) * sizeof(float))
-    throw steer::Error(fmt::format("gemm reference: expected '{}' as a float buffer of {} elements", what, count));
-  std::vector<float> values(static_cast<std::size_t>(count));
-  std::memcpy(values.data(), argument.data.data(), argument.data.size());
-  return values;
-}
-
-float scalar_of(const steer::HostArgument& argument) {
-  if (argument.is_buffer || argument.type != steer::ElementType::F32 || argument.data.size() != sizeof(float))
-    throw steer::Error(fmt::format("gemm reference: expected '{}' as a float scalar", argument.name));
-  float value;
-  std::memcpy(&value, argument.data.data(), sizeof value);
-  return value;
-}
-
 void gemm_reference(const steer::ReferenceInput& input, steer::ReferenceOutputs& outputs) {
   const std::int64_t M = input.variable("M"), N = input.variable("N"), K = input.variable("K");
   // The kernels read A and C in vectors of up to 4 along m, and B along n.
@@ -47,10 +30,10 @@ void gemm_reference(const steer::ReferenceInput& input, steer::ReferenceOutputs&
     throw steer::Error(fmt::format("gemm: M ({}) and N ({}) must be positive multiples of 4, K ({}) positive", M, N, K));
   if (M * K >= (std::int64_t{1} << 31) || K * N >= (std::int64_t{1} << 31) || M * N >= (std::int64_t{1} << 31))
     throw steer::Error(fmt::format("gemm: M·K, K·N and M·N must stay below 2^31 (int indices in the kernels)"));
-  const std::vector<float> A = floats_of(input.argument("A"), M * K, "A");
-  const std::vector<float> B = floats_of(input.argument("B"), K * N, "B");
-  const std::vector<float> C0 = floats_of(input.argument("C"), M * N, "C");
-  const double alpha = scalar_of(input.argument("alpha")), beta = scalar_of(input.argument("beta"));
+  const std::vector<float> A = input.buffer<float>("A", static_cast<std::size_t>(M * K));
+  const std::vector<float> B = input.buffer<float>("B", static_cast<std::size_t>(K * N));
+  const std::vector<float> C0 = input.buffer<float>("C", static_cast<std::size_t>(M * N));
+  const double alpha = input.scalar<float>("alpha"), beta = input.scalar<float>("beta");
   if (outputs.size() != 1 || outputs[0].size() != static_cast<std::size_t>(M * N) * sizeof(float))
     throw steer::Error("gemm reference: expected one output, C, of M·N floats");
 

@@ -23,33 +23,16 @@ namespace {
 // without bounds checks.
 constexpr std::int64_t kMultiple = 4096;
 
-float scalar_float(const steer::HostArgument& argument) {
-  if (argument.is_buffer || argument.type != steer::ElementType::F32 || argument.data.size() != sizeof(float))
-    throw steer::Error(fmt::format("nbody reference: '{}' must be a float scalar", argument.name));
-  float value;
-  std::memcpy(&value, argument.data.data(), sizeof value);
-  return value;
-}
-
-std::vector<float> floats(const steer::HostArgument& argument, std::size_t count) {
-  if (!argument.is_buffer || argument.type != steer::ElementType::F32 || argument.data.size() < count * sizeof(float))
-    throw steer::Error(fmt::format("nbody reference: '{}' must be a float buffer of at least {} elements",
-                                   argument.name, count));
-  std::vector<float> values(count);
-  std::memcpy(values.data(), argument.data.data(), count * sizeof(float));
-  return values;
-}
-
 void nbody_reference(const steer::ReferenceInput& input, steer::ReferenceOutputs& outputs) {
   const std::int64_t n = input.variable("BODIES");
   if (n <= 0 || n % kMultiple != 0)
     throw steer::Error(fmt::format("nbody: BODIES ({}) must be a positive multiple of {}", n, kMultiple));
   const auto count = static_cast<std::size_t>(n);
-  const std::vector<float> bodies = floats(input.argument("bodies"), 4 * count);
-  const std::vector<float> velocities = floats(input.argument("vel"), 4 * count);
-  const double dt = scalar_float(input.argument("dt"));
-  const double softening2 = scalar_float(input.argument("softening2"));
-  const double g = scalar_float(input.argument("G"));
+  const std::vector<float> bodies = input.buffer<float>("bodies", 4 * count);
+  const std::vector<float> velocities = input.buffer<float>("vel", 4 * count);
+  const double dt = input.scalar<float>("dt");
+  const double softening2 = input.scalar<float>("softening2");
+  const double g = input.scalar<float>("G");
   if (outputs.size() != 2 || outputs[0].size() != 4 * count * sizeof(float) ||
       outputs[1].size() != 4 * count * sizeof(float))
     throw steer::Error(fmt::format("nbody reference: expected two float4 outputs of BODIES = {} elements", n));

@@ -37,6 +37,17 @@ const HostArgument& ReferenceInput::argument(std::string_view name) const {
   return *found;
 }
 
+const HostArgument& ReferenceInput::typed(std::string_view name, ElementType type, bool is_buffer,
+                                          std::size_t bytes) const {
+  const HostArgument& found = argument(name);
+  if (found.is_buffer != is_buffer || found.type != type || found.data.size() < bytes) {
+    throw Error(fmt::format("reference: argument '{}' must be a {} {} of at least {} bytes; it is a {} {} of {} bytes",
+                            name, to_string(type), is_buffer ? "buffer" : "scalar", bytes, to_string(found.type),
+                            found.is_buffer ? "buffer" : "scalar", found.data.size()));
+  }
+  return found;
+}
+
 std::int64_t ReferenceInput::variable(std::string_view name) const {
   for (const auto& [variable_name, value] : size.variables)
     if (variable_name == name) return value.as_int();

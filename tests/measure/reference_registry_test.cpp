@@ -72,3 +72,42 @@ TEST(ReferenceInput, MissingArgumentOrVariableNamesWhatExists) {
 
 }  // namespace
 }  // namespace steer
+
+namespace steer {
+namespace {
+
+std::vector<std::byte> bytes_of(const auto& values) {
+  std::vector<std::byte> bytes(sizeof values);
+  std::memcpy(bytes.data(), &values, sizeof values);
+  return bytes;
+}
+
+TEST(ReferenceInput, TypedAccessorsCopyScalarsAndBuffersOfTheRightType) {
+  const ProblemSize size = size_with_offset();
+  const float values[3] = {1.5f, -2.0f, 4.25f};
+  const double alpha = 0.75;
+  const std::vector<HostArgument> arguments{
+      {.name = "x", .type = ElementType::F32, .data = bytes_of(values)},
+      {.name = "alpha", .is_buffer = false, .type = ElementType::F64, .data = bytes_of(alpha)}};
+  const ReferenceInput input{size, arguments};
+  EXPECT_EQ(input.buffer<float>("x", 2), (std::vector<float>{1.5f, -2.0f}));
+  EXPECT_EQ(input.scalar<double>("alpha"), 0.75);
+}
+
+TEST(ReferenceInput, TypedAccessorsRejectTheWrongTypeKindOrSize) {
+  const ProblemSize size = size_with_offset();
+  const float values[2] = {1.0f, 2.0f};
+  const std::vector<HostArgument> arguments{{.name = "x", .type = ElementType::F32, .data = bytes_of(values)}};
+  const ReferenceInput input{size, arguments};
+  EXPECT_THROW(input.buffer<double>("x", 1), Error) << "float buffer read as double";
+  EXPECT_THROW(input.buffer<float>("x", 3), Error) << "fewer elements than asked";
+  EXPECT_THROW(input.scalar<float>("x"), Error) << "a buffer is not a scalar";
+  try {
+    input.buffer<float>("x", 3);
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'x'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace steer
