@@ -291,3 +291,46 @@ TEST_F(OpenclBackendTest, RejectsCudaSource) {
 
 }  // namespace
 }  // namespace steer
+
+namespace steer {
+namespace {
+
+// PoCL compiles a kernel for its work-group size at the first launch; that must not count
+// as the kernel being slow.
+TEST(OpenclFirstLaunch, GetsTimeToCompileWhileLaterLaunchesGetTheLimit) {
+  std::unique_ptr<Backend> backend;
+  try {
+    backend = make_opencl_backend({});
+  } catch (const BackendError& error) {
+    GTEST_SKIP() << "no OpenCL device: " << error.what();
+  }
+  constexpr std::uint64_t kWorkItems = 4096;
+  Program program;
+  program.language = Language::OpenCL;
+  program.source_name = "spin.cl";
+  program.kernel_name = "spin";
+  program.source = R"(
+    __kernel void spin(__global float* out, const int iterations) {
+      float x = get_global_id(0);
+      for (int k = 0; k < iterations; ++k) x = x * 0.999f + 1.0f;
+      out[get_global_id(0)] = x;
+    })";
+  HostArgument out{.name = "out", .type = ElementType::F32, .data = std::vector<std::byte>(kWorkItems * sizeof(float)),
+                   .output = true};
+  HostArgument iterations{.name = "iterations", .is_buffer = false, .type = ElementType::I32,
+                          .data = std::vector<std::byte>(sizeof(std::int32_t))};
+  const std::int32_t count = 1 << 15;
+  std::memcpy(iterations.data.data(), &count, sizeof count);
+  program.arguments = {out, iterations};
+  backend->load(program);
+  KernelInstance instance;
+  instance.grid = {kWorkItems / 64, 1, 1};
+  instance.block = {64, 1, 1};
+  const auto kernel = backend->compile(instance);
+  const RunOptions tiny_limit{.warmup = 0, .repetitions = 1, .timeout_ms = 1e-3};
+  EXPECT_EQ(backend->run(*kernel, instance, tiny_limit).status, Status::Ok) << "the first launch may compile";
+  EXPECT_EQ(backend->run(*kernel, instance, tiny_limit).status, Status::Timeout) << "later launches get the limit";
+}
+
+}  // namespace
+}  // namespace steer

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <memory>
+#include <atomic>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -69,6 +70,9 @@ struct LoadedProgram {
   std::vector<ArgumentBinding> arguments;
 };
 
+// Extra time allowed to a kernel's first launch, for implementations that compile then.
+constexpr double kFirstLaunchCompileMs = 120'000;
+
 class OpenclKernel final : public CompiledKernel {
  public:
   std::shared_ptr<const LoadedProgram> program;
@@ -76,6 +80,7 @@ class OpenclKernel final : public CompiledKernel {
   Kernel kernel;
   std::size_t max_work_group_size = 0;  // CL_KERNEL_WORK_GROUP_SIZE, as reported
   cl_ulong static_local_bytes = 0;      // CL_KERNEL_LOCAL_MEM_SIZE
+  mutable std::atomic<bool> launched{false};  // whether run() has launched it before
 };
 
 // OpenCL has no timed wait, so a completion callback signals a condition variable. The
@@ -297,7 +302,11 @@ class OpenclBackend final : public Backend {
                                        describe_size(instance.grid), describe_size(instance.block),
                                        launch_failure_note(*kernel, instance))};
       const Event event(raw_event);
-      const std::optional<cl_int> status = wait_for_event(program.queue.get(), event.get(), options.timeout_ms);
+      // Some implementations (PoCL) compile a kernel for its work-group size at its first
+      // launch, which can take seconds: that launch gets extra time, every later one the limit.
+      const bool first_ever = !kernel->launched.exchange(true);
+      const double limit_ms = first_ever ? options.timeout_ms + kFirstLaunchCompileMs : options.timeout_ms;
+      const std::optional<cl_int> status = wait_for_event(program.queue.get(), event.get(), limit_ms);
       if (!status)
         return {.status = Status::Timeout,
                 .message = fmt::format("the launch did not finish within the {} ms limit", options.timeout_ms)};
