@@ -22,6 +22,7 @@
 #include "backend/cuda/lru_cache.hpp"
 #include "backend/cuda/nvrtc_compiler.hpp"
 #include "steer/backend.hpp"
+#include "steer/counters.hpp"
 
 namespace steer {
 namespace {
@@ -406,6 +407,67 @@ TEST_F(CudaGpu, VectorAddIsCorrectAndTimed) {
     EXPECT_GT(ms, 0.0);
     EXPECT_LT(ms, 100.0);  // 12 MiB moved: microseconds on any recent GPU
   }
+}
+
+TEST_F(CudaGpu, CollectsTheDefaultCountersWithExactInstructionCounts) {
+  VectorAddData data;
+  backend->load(cuda_program(kVectorAdd, "vector_add", data.arguments()));
+  RunOptions options = quick();
+  options.measure.counters = true;
+  RunResult result = run(vector_instance(), options);
+  ASSERT_EQ(result.status, Status::Ok) << result.message;
+  EXPECT_EQ(from_bytes<float>(result.outputs[0]), data.sum()) << "outputs are read before profiling relaunches";
+  EXPECT_GE(result.profiling_passes, 1);
+  EXPECT_LE(result.profiling_passes, 6) << "goal: at most 6 passes for the default set";
+  for (std::string_view metric : default_profiling_metrics()) {
+    EXPECT_EQ(result.counters.count(std::string(metric)), 1u) << metric;
+  }
+  const std::uint64_t threads = static_cast<std::uint64_t>((kVectorLength + 255) / 256) * 256;
+  EXPECT_EQ(result.counters.at("threads"), static_cast<double>(threads));
+  // One FP32 add per element that is in range: exactly n thread-level FP32 instructions.
+  EXPECT_EQ(result.counters.at("smsp__sass_thread_inst_executed_op_fp32_pred_on.sum"), kVectorLength);
+  // a and b read from DRAM once (the caches are flushed before each pass): 2 n floats in 32-byte sectors.
+  const double sectors = 2.0 * kVectorLength * 4 / 32;
+  EXPECT_NEAR(result.counters.at("dram__sectors_read.sum"), sectors, 0.02 * sectors);
+  std::cout << "passes " << result.profiling_passes << ", " << result.profiling_ms << " ms collecting; DRAM sectors read "
+            << result.counters.at("dram__sectors_read.sum") << " (" << sectors << " expected), written "
+            << result.counters.at("dram__sectors_write.sum") << " (" << sectors / 2 << " expected)\n";
+}
+
+TEST_F(CudaGpu, DropsAMetricTheDeviceLacksWithOneWarning) {
+  VectorAddData data;
+  backend->load(cuda_program(kVectorAdd, "vector_add", data.arguments()));
+  RunOptions options = quick();
+  options.measure.counters = true;
+  options.measure.metrics = {"smsp__inst_executed.sum", "steer__no_such_metric.sum"};
+  RunResult first = run(vector_instance(), options);
+  ASSERT_EQ(first.status, Status::Ok) << first.message;
+  EXPECT_EQ(first.counters.count("smsp__inst_executed.sum"), 1u);
+  EXPECT_EQ(first.counters.count("steer__no_such_metric.sum"), 0u);
+  ASSERT_EQ(first.warnings.size(), 1u);
+  EXPECT_THAT(first.warnings[0], HasSubstr("steer__no_such_metric.sum"));
+  RunResult second = run(vector_instance(), options);
+  EXPECT_TRUE(second.warnings.empty()) << "said once";
+}
+
+TEST_F(CudaGpu, MeasuresEnergyPerLaunchOverAWindow) {
+  VectorAddData data;
+  backend->load(cuda_program(kVectorAdd, "vector_add", data.arguments()));
+  RunOptions options = quick();
+  options.measure.energy = true;
+  options.measure.energy_window_s = 0.3;
+  RunResult result = run(vector_instance(), options);
+  ASSERT_EQ(result.status, Status::Ok) << result.message;
+  ASSERT_TRUE(result.energy);
+  const EnergyStats& e = *result.energy;
+  EXPECT_GT(e.joules_per_launch, 0);
+  EXPECT_GE(e.window_s, 0.3);
+  EXPECT_GT(e.launches, 3);
+  EXPECT_GT(e.average_watts, 20);
+  EXPECT_LT(e.average_watts, 1500);
+  EXPECT_NEAR(e.joules_per_launch * e.launches, e.average_watts * e.window_s, 1e-6 * e.average_watts);
+  std::cout << e.joules_per_launch * 1e3 << " mJ per launch, " << e.average_watts << " W, spread " << e.spread
+            << ", " << e.sm_clock_mhz << " MHz\n";
 }
 
 TEST_F(CudaGpu, RepeatsUntilTheMinimumTotalTime) {

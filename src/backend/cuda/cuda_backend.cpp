@@ -219,6 +219,8 @@ RunResult CudaBackend::run(const CompiledKernel& compiled, const KernelInstance&
   request.image = kernel->cubin->image;
   request.instance = instance;
   request.options = options;
+  request.threads = instance.grid[0] * instance.grid[1] * instance.grid[2] * instance.block[0] * instance.block[1] *
+                    instance.block[2];
   std::optional<RunReply> reply = worker_->run(request);
 
   RunResult result;
@@ -235,6 +237,14 @@ RunResult CudaBackend::run(const CompiledKernel& compiled, const KernelInstance&
   result.message = std::move(reply->message);
   if (!reply->samples_ms.empty()) result.time = TimingStats::from_samples(std::move(reply->samples_ms));
   if (reply->outputs_written) result.outputs = output_views();
+  // Asked for counters or energy on a machine that cannot measure them: an error for the
+  // run, not a test that silently lacks them.
+  if (!reply->measure_unavailable.empty()) throw BackendError(reply->measure_unavailable);
+  result.counters = std::move(reply->counters);
+  result.profiling_ms = reply->profiling_ms;
+  result.profiling_passes = reply->profiling_passes;
+  result.energy = reply->energy;
+  result.warnings = std::move(reply->warnings);
   if (reply->context_lost) {
     result.message += reply->status == Status::Timeout
                           ? "; the worker process was replaced to stop the kernel"

@@ -45,6 +45,7 @@ class DeviceSession {
   // recently used modules loaded; `key` identifies the cubin.
   CUfunction function(const std::string& key, const std::vector<char>& image, const std::string& symbol);
 
+  CUcontext context() const noexcept { return context_.get(); }
   CUstream stream() const noexcept { return stream_.get(); }
   CUevent start_event() const noexcept { return start_.get(); }
   CUevent stop_event() const noexcept { return stop_.get(); }

@@ -2,7 +2,10 @@
 
 #include <dlfcn.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 
 namespace steer::cuda {
@@ -97,6 +100,14 @@ DriverError::DriverError(CUresult result, std::string_view call, std::string_vie
     : BackendError(doing.empty() ? fmt::format("{} failed: {}", call, describe(result))
                                  : fmt::format("{} failed for {}: {}", call, doing, describe(result))),
       result_(result) {}
+
+void trace(const char* step) {
+  static const bool on = std::getenv("STEER_CUDA_TRACE") != nullptr;
+  if (on) {
+    std::fprintf(stderr, "[steer worker %d] %s\n", static_cast<int>(::getpid()), step);
+    std::fflush(stderr);
+  }
+}
 
 Context create_context(CUdevice device) {
   CUcontext context = nullptr;

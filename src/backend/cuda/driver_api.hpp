@@ -26,7 +26,7 @@ namespace steer::cuda {
 #define STEER_CUDA_DRIVER_FUNCTIONS(X)                                                      \
   X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString)                     \
   X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute)             \
-  X(cuDeviceTotalMem)                                                                       \
+  X(cuDeviceTotalMem) X(cuDeviceGetPCIBusId)                                                \
   X(cuCtxCreate) X(cuCtxDestroy) X(cuCtxSynchronize)                                        \
   X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)                              \
   X(cuFuncGetAttribute) X(cuFuncSetAttribute)                                               \
@@ -45,6 +45,10 @@ struct DriverApi {
 // The loaded driver, with cuInit done. Loads on first use (thread-safe); throws
 // BackendError, every time, when there is no driver or cuInit fails (e.g. no device).
 const DriverApi& driver();
+
+// With STEER_CUDA_TRACE set, the worker says on standard error what it is about to do,
+// so that a crash inside a library (CUPTI, the driver) can be placed.
+void trace(const char* step);
 
 // "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)".
 std::string describe(CUresult result);

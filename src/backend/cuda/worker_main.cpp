@@ -3,18 +3,28 @@
 // times the launches (inputs restored before each), and writes the outputs to the
 // shared memory. Single-threaded; it ends when the backend closes the channel, or after
 // a reply that says its CUDA is lost.
+#include <execinfo.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <cstdlib>
+
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <optional>
+#include <set>
 #include <thread>
 
+#include "backend/cuda/cache_flush.hpp"
 #include "backend/cuda/device_session.hpp"
 #include "backend/cuda/driver_api.hpp"
+#include "backend/cuda/energy_meter.hpp"
 #include "backend/cuda/launch_check.hpp"
+#include "backend/cuda/range_profiler.hpp"
 #include "backend/cuda/worker.hpp"
+#include "steer/counters.hpp"
 
 namespace steer::cuda {
 namespace {
@@ -155,6 +165,8 @@ class Worker {
  private:
   void start(const Setup& setup, Hello& hello) {
     const CUdevice device = open_device(setup.device, hello);
+    device_ = device;
+    device_index_ = setup.device;
     limits_ = hello.limits;
     session_.emplace(device);
     if (!setup.has_program) return;
@@ -209,26 +221,123 @@ class Worker {
         }
         reply.outputs_written = true;
       }
+      // Counters and energy come after the outputs were read: they launch again.
+      if (options.measure.counters) measure_counters(function, request, reply, what);
+      if (options.measure.energy && reply.measure_unavailable.empty()) measure_energy(function, request, reply, what);
     } catch (const LaunchTimeout& e) {
-      reply = RunReply{Status::Timeout, e.what() + details(), {}, false, e.still_running};
-    } catch (const Error& e) {  // a failed driver call, mostly
-      reply = RunReply{Status::LaunchError, e.what() + details(), {}, false, !session_->healthy()};
+      reply = failed(Status::Timeout, e.what() + details(), e.still_running);
+    } catch (const Error& e) {  // a failed driver or CUPTI call, mostly
+      reply = failed(Status::LaunchError, e.what() + details(), !session_->healthy());
     }
     return reply;
   }
 
-  // One launch with its inputs restored first; returns the kernel's time in ms.
-  double launch(CUfunction function, const KernelInstance& instance, double timeout_ms, const std::string& what) {
+  static RunReply failed(Status status, std::string message, bool context_lost) {
+    RunReply reply;
+    reply.status = status;
+    reply.message = std::move(message);
+    reply.context_lost = context_lost;
+    return reply;
+  }
+
+  // The profiler, created on first use; nullptr (and the reason in the reply) when this
+  // machine cannot collect counters at all.
+  RangeProfiler* profiler(RunReply& reply) {
+    if (!profiler_ && profiler_problem_.empty()) {
+      try {
+        trace("counters: creating the range profiler");
+        profiler_ = std::make_unique<RangeProfiler>(session_->context(), device_index_);
+      } catch (const Error& e) {
+        profiler_problem_ = fmt::format("hardware counters cannot be collected: {}", e.what());
+      }
+    }
+    if (!profiler_) reply.measure_unavailable = profiler_problem_;
+    return profiler_.get();
+  }
+
+  void measure_counters(CUfunction function, const RunRequest& request, RunReply& reply, const std::string& what) {
+    RangeProfiler* counters = profiler(reply);
+    if (!counters) return;
+    std::vector<std::string> metrics = request.options.measure.metrics;
+    if (metrics.empty()) metrics.assign(default_profiling_metrics().begin(), default_profiling_metrics().end());
+    for (const std::string& dropped : counters->plan(metrics).dropped) {
+      if (warned_.insert(dropped).second) {
+        reply.warnings.push_back(fmt::format("the metric {} is not available on this device and is not collected",
+                                             dropped));
+      }
+    }
+    if (!flush_) flush_ = std::make_unique<CacheFlush>(device_);
+    const auto started = Clock::now();
+    RangeProfiler::Collection collection = counters->collect(
+        metrics,
+        [&] {
+          const auto started = Clock::now();
+          session_->restore_arguments();
+          // Every pass starts with cold caches, as in Nsight Compute (cache_flush.hpp).
+          flush_->run(session_->stream(), [&] {
+            check(driver().cuEventRecord(session_->stop_event(), session_->stream()), "cuEventRecord", what);
+            wait_for(session_->stop_event(), started, request.options.timeout_ms, what);
+          });
+        },
+        [&] {
+          trace("counters: the profiled launch");
+          launch(function, request.instance, request.options.timeout_ms, what, false);
+        });
+    trace("counters: collected");
+    reply.profiling_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+    reply.profiling_passes = collection.passes;
+    reply.counters = std::move(collection.values);
+    reply.counters["threads"] = static_cast<double>(request.threads);
+  }
+
+  // Energy per launch over a window of back-to-back launches. The inputs are not restored
+  // between them: restoring would add its own copies' energy to every launch.
+  void measure_energy(CUfunction function, const RunRequest& request, RunReply& reply, const std::string& what) {
+    if (!meter_ && meter_problem_.empty()) {
+      try {
+        char bus_id[64] = {};
+        check(driver().cuDeviceGetPCIBusId(bus_id, sizeof bus_id, device_), "cuDeviceGetPCIBusId");
+        meter_ = std::make_unique<EnergyMeter>(bus_id);
+      } catch (const Error& e) {
+        meter_problem_ = fmt::format("energy cannot be measured: {}", e.what());
+      }
+    }
+    if (!meter_) {
+      reply.measure_unavailable = meter_problem_;
+      return;
+    }
+    std::vector<double> sorted = reply.samples_ms;
+    std::sort(sorted.begin(), sorted.end());
+    const double launch_ms = sorted.empty() ? 1.0 : sorted[sorted.size() / 2];
+    const KernelInstance& instance = request.instance;
+    const double timeout_ms = request.options.timeout_ms;
+    reply.energy = meter_->measure(request.options.measure.energy_window_s, launch_ms, [&](int launches) {
+      const auto started = Clock::now();
+      for (int i = 0; i < launches; ++i) enqueue(function, instance, what);
+      check(driver().cuEventRecord(session_->stop_event(), session_->stream()), "cuEventRecord", what);
+      wait_for(session_->stop_event(), started, timeout_ms * launches, what);
+    });
+  }
+
+  void enqueue(CUfunction function, const KernelInstance& instance, const std::string& what) {
+    check(driver().cuLaunchKernel(
+              function, static_cast<unsigned>(instance.grid[0]), static_cast<unsigned>(instance.grid[1]),
+              static_cast<unsigned>(instance.grid[2]), static_cast<unsigned>(instance.block[0]),
+              static_cast<unsigned>(instance.block[1]), static_cast<unsigned>(instance.block[2]),
+              static_cast<unsigned>(instance.shared_memory_bytes), session_->stream(), session_->kernel_parameters(),
+              nullptr),
+          "cuLaunchKernel", what);
+  }
+
+  // One launch, with its inputs restored first unless the caller did; returns the
+  // kernel's time in ms.
+  double launch(CUfunction function, const KernelInstance& instance, double timeout_ms, const std::string& what,
+                bool restore = true) {
     const DriverApi& api = driver();
     const auto started = Clock::now();
-    session_->restore_arguments();  // before the start event: not timed
+    if (restore) session_->restore_arguments();  // before the start event: not timed
     check(api.cuEventRecord(session_->start_event(), session_->stream()), "cuEventRecord", what);
-    check(api.cuLaunchKernel(function, static_cast<unsigned>(instance.grid[0]), static_cast<unsigned>(instance.grid[1]),
-                             static_cast<unsigned>(instance.grid[2]), static_cast<unsigned>(instance.block[0]),
-                             static_cast<unsigned>(instance.block[1]), static_cast<unsigned>(instance.block[2]),
-                             static_cast<unsigned>(instance.shared_memory_bytes), session_->stream(),
-                             session_->kernel_parameters(), nullptr),
-          "cuLaunchKernel", what);
+    enqueue(function, instance, what);
     check(api.cuEventRecord(session_->stop_event(), session_->stream()), "cuEventRecord", what);
     wait_for(session_->stop_event(), started, timeout_ms, what);
     float elapsed_ms = 0;
@@ -245,12 +354,38 @@ class Worker {
   SharedMemory memory_;
   std::vector<ArgumentSlot> slots_;
   DeviceLimits limits_;
+  CUdevice device_ = 0;
+  int device_index_ = 0;
   std::optional<DeviceSession> session_;
+  // Declared after the session: destroyed before its context.
+  std::unique_ptr<RangeProfiler> profiler_;
+  std::unique_ptr<CacheFlush> flush_;
+  std::string profiler_problem_;
+  std::unique_ptr<EnergyMeter> meter_;
+  std::string meter_problem_;
+  std::set<std::string> warned_;  // dropped metrics already reported
 };
 
 }  // namespace
 
+namespace {
+
+// A crash inside a library (the driver, CUPTI) ends the worker; say where on standard
+// error before the default action, so the backend's "killed by signal" has a trail.
+extern "C" void on_fatal_signal(int signal) {
+  static const char header[] = "steer CUDA worker: fatal signal; backtrace:\n";
+  (void)!::write(STDERR_FILENO, header, sizeof header - 1);
+  void* frames[64];
+  const int count = ::backtrace(frames, 64);
+  ::backtrace_symbols_fd(frames, count, STDERR_FILENO);
+  std::signal(signal, SIG_DFL);
+  std::raise(signal);
+}
+
+}  // namespace
+
 void serve_as_worker() {
+  for (int signal : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) std::signal(signal, on_fatal_signal);
   try {
     Worker().serve();
   } catch (...) {

@@ -89,6 +89,10 @@ MessageWriter encode(const RunRequest& request) {
   message.put(request.key).put(request.symbol).put(request.kernel_name).put(request.image);
   message.put(i.config_index).put(i.grid).put(i.block).put(i.shared_memory_bytes);
   message.put(o.warmup).put(o.repetitions).put(o.min_total_ms).put(o.timeout_ms).put(o.read_outputs);
+  const MeasureRequest& m = o.measure;
+  message.put(m.counters).put(m.metrics.size());
+  for (const std::string& metric : m.metrics) message.put(metric);
+  message.put(m.energy).put(m.energy_window_s).put(request.threads);
   return message;
 }
 
@@ -109,6 +113,13 @@ RunRequest decode_run_request(MessageReader message) {
   o.min_total_ms = message.get<double>();
   o.timeout_ms = message.get<double>();
   o.read_outputs = message.get<bool>();
+  MeasureRequest& m = o.measure;
+  m.counters = message.get<bool>();
+  m.metrics.resize(message.get<std::size_t>());
+  for (std::string& metric : m.metrics) metric = message.get_string();
+  m.energy = message.get<bool>();
+  m.energy_window_s = message.get<double>();
+  request.threads = message.get<std::uint64_t>();
   return request;
 }
 
@@ -116,6 +127,13 @@ MessageWriter encode(const RunReply& reply) {
   MessageWriter message;
   message.put(reply.status).put(reply.message).put(reply.samples_ms).put(reply.outputs_written);
   message.put(reply.context_lost);
+  message.put(reply.counters.size());
+  for (const auto& [name, value] : reply.counters) message.put(name).put(value);
+  message.put(reply.profiling_ms).put(reply.profiling_passes).put(reply.energy.has_value());
+  if (reply.energy) message.put(*reply.energy);
+  message.put(reply.warnings.size());
+  for (const std::string& warning : reply.warnings) message.put(warning);
+  message.put(reply.measure_unavailable);
   return message;
 }
 
@@ -126,6 +144,16 @@ RunReply decode_run_reply(MessageReader message) {
   reply.samples_ms = message.get_vector<double>();
   reply.outputs_written = message.get<bool>();
   reply.context_lost = message.get<bool>();
+  for (auto n = message.get<std::size_t>(); n > 0; --n) {
+    std::string name = message.get_string();
+    reply.counters[name] = message.get<double>();
+  }
+  reply.profiling_ms = message.get<double>();
+  reply.profiling_passes = message.get<int>();
+  if (message.get<bool>()) reply.energy = message.get<EnergyStats>();
+  reply.warnings.resize(message.get<std::size_t>());
+  for (std::string& warning : reply.warnings) warning = message.get_string();
+  reply.measure_unavailable = message.get_string();
   return reply;
 }
 

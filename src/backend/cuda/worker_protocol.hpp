@@ -5,6 +5,8 @@
 //   backend -> worker  RunRequest a cubin and a launch            (repeated)
 //   worker  -> backend RunReply   status, times; outputs in shared memory
 #include <cstddef>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,7 +55,8 @@ struct RunRequest {
   std::string kernel_name;  // as the program names it, for messages
   std::vector<char> image;
   KernelInstance instance;  // geometry only: the defines are in the cubin already
-  RunOptions options;       // `measure` is not sent: the worker measures time only
+  RunOptions options;       // incl. what to measure beyond time (counters, energy)
+  std::uint64_t threads = 0;  // launched threads, reported with the counters
 };
 
 struct RunReply {
@@ -62,6 +65,14 @@ struct RunReply {
   std::vector<double> samples_ms;
   bool outputs_written = false;
   bool context_lost = false;  // the worker's CUDA is unusable (sticky error, or a kernel still running)
+  std::map<std::string, double> counters;  // hardware metric name -> value, when asked for
+  double profiling_ms = 0;
+  int profiling_passes = 0;
+  std::optional<EnergyStats> energy;
+  std::vector<std::string> warnings;       // e.g. metrics this device lacks (dropped)
+  // Counters or energy were asked for and cannot be measured on this machine at all
+  // (no CUPTI, no NVML): the backend turns this into an error for the whole run.
+  std::string measure_unavailable;
 };
 
 MessageWriter encode(const Setup& setup);

@@ -271,6 +271,12 @@ class OpenclBackend final : public Backend {
   RunResult run(const CompiledKernel& compiled, const KernelInstance& instance, const RunOptions& options) override {
     const auto* kernel = dynamic_cast<const OpenclKernel*>(&compiled);
     if (kernel == nullptr) throw BackendError("OpenCL backend: run() got a kernel compiled by another backend");
+    // Said before anything runs, rather than tests that silently lack what was asked for.
+    if (options.measure.counters || options.measure.energy) {
+      throw BackendError(fmt::format("the OpenCL backend ({}) cannot measure {}: hardware counters and energy need "
+                                     "the CUDA backend on an NVIDIA GPU (--backend cuda)",
+                                     info_.name, options.measure.counters ? "hardware counters" : "energy"));
+    }
     const LoadedProgram& program = *kernel->program;
 
     std::lock_guard lock(run_mutex_);
