@@ -151,4 +151,10 @@ CanonicalCounters canonical_counters(const CounterValues& raw, CounterFamily fam
 // method.md §2 and achieved occupancy (= reference/metrics.txt; 5 replay passes on H200).
 std::span<const std::string_view> default_profiling_metrics() noexcept;
 
+// What `steer tune/profile --counters SELECTION` collects: "default" (the set above),
+// "all" (every Volta-and-newer metric the tables know: the default set, the local-memory
+// loads, the renamed successors and KTT's extras) or "METRIC,METRIC,...". Throws
+// CounterError for an empty selection or list item.
+std::vector<std::string> select_profiling_metrics(std::string_view selection);
+
 }  // namespace steer

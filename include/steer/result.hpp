@@ -57,9 +57,13 @@ struct Result {
   double validation_ms = 0;
   double overhead_ms = 0;                                    // framework time for this test
   double profiling_ms = 0;                                   // time spent collecting counters
+  int profiling_passes = 0;                                  // launches the counters took (0: not profiled)
   double max_abs_error = 0;                                  // validation: largest |out - ref|
-  std::map<std::string, double> counters;                    // canonical abbreviation -> value
+  std::map<std::string, double> counters;                    // as measured (metric name -> value); see counters.hpp
   std::optional<EnergyStats> energy;
+  // The tuning objective's score (lower is better) when the loop tunes for something
+  // other than time; searchers rank by it (not stored: derived from the above).
+  std::optional<double> score;
   std::string device;
   std::string problem_size;
   std::string timestamp;                                     // ISO 8601 UTC

@@ -2,6 +2,8 @@
 // family, and the default metric list. Logic that reads these lives in
 // canonical_counters.cpp; a new GPU generation that renames a metric needs a row here,
 // not code. Every table is checked at compile time (see table_is_consistent).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 
@@ -247,5 +249,32 @@ std::span<const CounterMapping> counter_table(CounterFamily family) noexcept {
 }
 
 std::span<const std::string_view> default_profiling_metrics() noexcept { return default_metrics; }
+
+std::vector<std::string> select_profiling_metrics(std::string_view selection) {
+  std::vector<std::string> metrics;
+  auto add = [&](std::string_view name) {
+    if (name != abbr::THREADS && std::ranges::find(metrics, name) == metrics.end()) metrics.emplace_back(name);
+  };
+  if (selection == "default") {
+    for (std::string_view name : default_metrics) add(name);
+  } else if (selection == "all") {
+    for (std::string_view name : default_metrics) add(name);
+    for (const CounterMapping& row : volta_plus_table) add(row.hardware_name);
+    for (const CounterMapping& row : ktt_table) add(row.hardware_name);
+  } else {
+    for (std::size_t start = 0; start <= selection.size();) {
+      std::size_t comma = std::min(selection.find(',', start), selection.size());
+      std::string_view name = selection.substr(start, comma - start);
+      if (name.empty()) {
+        throw CounterError(fmt::format("counter selection '{}': expected default, all or METRIC,METRIC,... "
+                                       "without empty names",
+                                       selection));
+      }
+      add(name);
+      start = comma + 1;
+    }
+  }
+  return metrics;
+}
 
 }  // namespace steer

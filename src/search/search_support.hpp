@@ -21,9 +21,12 @@
 namespace steer::search {
 
 // Failed tests (compile error, launch error, wrong output, ...) count as infinitely slow,
-// so no searcher ever prefers one.
+// so no searcher ever prefers one. Under an objective other than time the loop sets the
+// result's score, and every searcher ranks by that instead (NaN: could not be scored).
 inline double cost_of(const Result& result) {
-  return result.ok() ? result.time.median_ms : std::numeric_limits<double>::infinity();
+  if (!result.ok()) return std::numeric_limits<double>::infinity();
+  if (result.score) return std::isnan(*result.score) ? std::numeric_limits<double>::infinity() : *result.score;
+  return result.time.median_ms;
 }
 
 // Seeded draws written out rather than through std::*_distribution, whose algorithms differ

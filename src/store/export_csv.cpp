@@ -31,7 +31,7 @@ std::string number(double value) { return fmt::format("{}", value); }
 
 constexpr const char* kFixedColumns[] = {
     "status",       "median_ms",     "min_ms",      "mean_ms",     "max_ms",        "stddev_ms",
-    "repetitions",  "compile_ms",    "validation_ms", "overhead_ms", "profiling_ms", "max_abs_error",
+    "repetitions",  "compile_ms",    "validation_ms", "overhead_ms", "profiling_ms", "profiling_passes", "max_abs_error",
     "energy_joules_per_launch", "energy_average_watts", "timestamp", "message",
 };
 
@@ -75,6 +75,7 @@ void export_csv(std::ostream& out, std::span<const Result> results) {
     add(number(result.validation_ms));
     add(number(result.overhead_ms));
     add(number(result.profiling_ms));
+    add(std::to_string(result.profiling_passes));
     add(number(result.max_abs_error));
     add(result.energy ? number(result.energy->joules_per_launch) : "");
     add(result.energy ? number(result.energy->average_watts) : "");

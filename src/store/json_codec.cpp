@@ -143,6 +143,7 @@ Json result_to_json(const Result& result) {
               {"validation_ms", number_or_null(result.validation_ms)},
               {"overhead_ms", number_or_null(result.overhead_ms)},
               {"profiling_ms", number_or_null(result.profiling_ms)},
+              {"profiling_passes", result.profiling_passes},
               {"max_abs_error", number_or_null(result.max_abs_error)},
               {"counters", std::move(counters)},
               {"energy", std::move(energy)},
@@ -201,6 +202,7 @@ Result result_from_json(const Node& node) {
   result.validation_ms = number_member(node, "validation_ms");
   result.overhead_ms = number_member(node, "overhead_ms");
   result.profiling_ms = number_member(node, "profiling_ms");
+  if (auto passes = node.find("profiling_passes")) result.profiling_passes = static_cast<int>(passes->number_or_nan());
   result.max_abs_error = number_member(node, "max_abs_error");
   if (auto counters = node.find("counters")) {
     counters->for_each_member([&](std::string_view name, const Node& value) {

@@ -10,7 +10,7 @@
 // database still stays consistent); that is the price of an append costing a fraction
 // of a millisecond instead of an fsync each.
 //
-// Schema (version 1; PRAGMA user_version holds the version, application_id marks the
+// Schema (version 2, see kMigrations; PRAGMA user_version holds the version, application_id marks the
 // file as Steer's). Choices:
 //  - tests.configuration is a JSON object in parameter order, so SQL can still reach a
 //    parameter (json_extract(configuration, '$.TILE')); config_key is the canonical
@@ -108,6 +108,21 @@ CREATE TABLE counters (
   PRIMARY KEY (test_id, name)
 ) WITHOUT ROWID;
 )sql",
+    // 1 -> 2: how many replay passes a profiled test took, and the time-energy Pareto
+    // front as a view (always current; rows are valid tests with energy that no other
+    // test of the same tuning beats in both time and energy).
+    R"sql(
+ALTER TABLE tests ADD COLUMN profiling_passes INTEGER NOT NULL DEFAULT 0;
+CREATE VIEW pareto_front AS
+SELECT t.* FROM tests t
+WHERE t.status = 'ok' AND t.energy_joules_per_launch IS NOT NULL
+  AND NOT EXISTS (
+    SELECT 1 FROM tests u
+    WHERE u.tuning_id = t.tuning_id AND u.id <> t.id AND u.status = 'ok'
+      AND u.energy_joules_per_launch IS NOT NULL
+      AND u.median_ms <= t.median_ms AND u.energy_joules_per_launch <= t.energy_joules_per_launch
+      AND (u.median_ms < t.median_ms OR u.energy_joules_per_launch < t.energy_joules_per_launch));
+)sql",
 };
 constexpr int kSchemaVersion = static_cast<int>(std::size(kMigrations));
 
@@ -117,10 +132,10 @@ INSERT INTO tests (tuning_id, sequence, config_key, config_index, configuration,
                    compile_ms, validation_ms, overhead_ms, profiling_ms, max_abs_error,
                    energy_joules_per_launch, energy_spread, energy_average_watts, energy_window_s,
                    energy_launches, energy_sm_clock_mhz, energy_temperature_c,
-                   device, problem_size, timestamp)
+                   device, problem_size, timestamp, profiling_passes)
 VALUES (?1, (SELECT COALESCE(MAX(sequence) + 1, 0) FROM tests WHERE tuning_id = ?1),
         ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-        ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)
+        ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)
 ON CONFLICT (tuning_id, config_key) DO NOTHING
 )sql";
 
@@ -130,7 +145,7 @@ SELECT id, config_index, configuration, status, message,
        compile_ms, validation_ms, overhead_ms, profiling_ms, max_abs_error,
        energy_joules_per_launch, energy_spread, energy_average_watts, energy_window_s,
        energy_launches, energy_sm_clock_mhz, energy_temperature_c,
-       device, problem_size, timestamp
+       device, problem_size, timestamp, profiling_passes
 FROM tests WHERE tuning_id = ?1 ORDER BY sequence
 )sql";
 
@@ -193,7 +208,7 @@ struct Store::Impl {
   // Prepared once: an append binds and steps, nothing is parsed.
   Statement begin_immediate, begin_read, commit, rollback;
   Statement find_tuning, insert_tuning, select_tuning, select_tunings;
-  Statement insert_test, insert_counter;
+  Statement insert_test, insert_counter, delete_test;
   Statement select_tests, select_counters, select_keys, count_tests;
 
   Impl(std::filesystem::path path, int flags)
@@ -213,6 +228,7 @@ struct Store::Impl {
         select_tunings(db.get(), "SELECT id, spec_name, spec_hash, device, backend, problem_size FROM tunings ORDER BY id"),
         insert_test(db.get(), kInsertTest),
         insert_counter(db.get(), "INSERT INTO counters (test_id, name, value) VALUES (?1, ?2, ?3)"),
+        delete_test(db.get(), "DELETE FROM tests WHERE tuning_id = ?1 AND config_key = ?2"),
         select_tests(db.get(), kSelectTests),
         select_counters(db.get(),
                         "SELECT c.test_id, c.name, c.value FROM counters c JOIN tests t ON t.id = c.test_id "
@@ -264,6 +280,7 @@ struct Store::Impl {
       s->bind(26, std::string_view(result.device));
       s->bind(27, std::string_view(result.problem_size));
       s->bind(28, std::string_view(result.timestamp));
+      s->bind(29, static_cast<std::int64_t>(result.profiling_passes));
       s->step();
       inserted = sqlite3_changes(db.get()) > 0;
     }
@@ -378,6 +395,27 @@ bool Store::append(std::int64_t tuning, const Result& result) {
   }
 }
 
+bool Store::replace(std::int64_t tuning, const Result& result) {
+  try {
+    sqlite::Transaction transaction(impl_->begin_immediate, impl_->commit, impl_->rollback);
+    impl_->require_tuning(tuning);
+    const std::string key = result.key();
+    bool replaced = false;
+    {
+      Use d(impl_->delete_test);  // its counters go with it (ON DELETE CASCADE)
+      d->bind(1, tuning);
+      d->bind(2, std::string_view(key));
+      d->step();
+      replaced = sqlite3_changes(impl_->db.get()) > 0;
+    }
+    impl_->insert(tuning, result);
+    transaction.commit();
+    return replaced;
+  } catch (const sqlite::Failure& e) {
+    impl_->fail(fmt::format("cannot replace test '{}' in tuning {}", result.key(), tuning), e);
+  }
+}
+
 std::size_t Store::append(std::int64_t tuning, std::span<const Result> results) {
   std::size_t inserted = 0;
   const Result* current = nullptr;
@@ -437,6 +475,7 @@ std::vector<Result> Store::results(std::int64_t tuning) const {
         r.device = s->column_text(24);
         r.problem_size = s->column_text(25);
         r.timestamp = s->column_text(26);
+        r.profiling_passes = static_cast<int>(s->column_int(27));
         position.emplace(id, results.size());
         results.push_back(std::move(r));
       }

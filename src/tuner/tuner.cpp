@@ -9,6 +9,7 @@
 #include <ctime>
 #include <deque>
 #include <future>
+#include <numeric>
 #include <unordered_map>
 
 #include "measure/validation.hpp"
@@ -56,6 +57,7 @@ struct CompileOutcome {
 struct Pending {
   Proposal proposal;
   std::optional<Result> cached;             // served from the store (resume)
+  bool replaces_stored = false;             // the store's test lacks what is asked for now
   std::optional<KernelInstance> instance;   // empty when the geometry failed to evaluate
   std::string instance_error;
   std::future<CompileOutcome> compiled;     // valid when compiled ahead
@@ -143,7 +145,39 @@ class Loop {
   TuneSummary summary_;
   TuneProgress progress_;
   std::vector<double> overheads_ms_;
+  std::vector<double> passes_, pass_overheads_ms_;
+  MeasureRequest run_measure_;      // what every test measures (options + objective)
+  ObjectiveBests bests_;            // running bests, the normalisers of a weighted objective
+  std::optional<double> flops_;     // per launch, at the tuned size
+
+  // Whether `a` beats `b` under the objective. Scores are recomputed with the current
+  // bests (a weighted objective's normalisers move as the run goes); a result the
+  // objective cannot score (no energy) loses to one it can, and ties go to the faster.
+  bool better(const Result& a, const Result& b) const {
+    if (options_.objective.kind() == Objective::Kind::Time) return a.time.median_ms < b.time.median_ms;
+    const double sa = options_.objective.score(a, bests_, flops_), sb = options_.objective.score(b, bests_, flops_);
+    if (std::isnan(sa) != std::isnan(sb)) return std::isnan(sb);
+    if (std::isnan(sa) || sa == sb) return a.time.median_ms < b.time.median_ms;
+    return sa < sb;
+  }
 };
+
+// A searcher's request and the run's own, combined: counters or energy if either asks.
+MeasureRequest merged_measure(const MeasureRequest& run, const MeasureRequest& searcher) {
+  MeasureRequest merged = searcher;
+  merged.counters = run.counters || searcher.counters;
+  if (merged.metrics.empty()) merged.metrics = run.metrics;
+  merged.energy = run.energy || searcher.energy;
+  merged.energy_window_s = std::max(run.energy_window_s, searcher.energy_window_s);
+  return merged;
+}
+
+// Whether a stored test lacks a measurement now asked for (only valid tests are measured
+// again: a failed configuration fails the same way).
+bool lacks(const Result& stored, const MeasureRequest& measure) {
+  if (!stored.ok()) return false;
+  return (measure.counters && stored.counters.empty()) || (measure.energy && !stored.energy);
+}
 
 std::uint64_t Loop::planned_tests() const {
   std::uint64_t planned = space_.size();
@@ -186,7 +220,12 @@ void Loop::refill() {
   for (Proposal& proposal : proposals) {
     Pending pending;
     pending.proposal = proposal;
+    pending.proposal.measure = merged_measure(run_measure_, proposal.measure);
     auto hit = stored_.find(space_.key(proposal.config));
+    if (hit != stored_.end() && lacks(hit->second, pending.proposal.measure)) {
+      pending.replaces_stored = true;
+      hit = stored_.end();
+    }
     if (hit != stored_.end()) {
       pending.cached = hit->second;
       pending.cached->config_index = proposal.config;
@@ -238,7 +277,23 @@ Result Loop::execute(Pending& pending) {
   run_options.read_outputs = !expected_.empty();
   auto run_start = Clock::now();
   RunResult run = backend_.run(*compiled.kernel, *pending.instance, run_options);
-  summary_.run_s += seconds_since(run_start);
+  const double run_s = seconds_since(run_start);
+  summary_.run_s += run_s;
+  for (std::string& warning : run.warnings) {
+    if (std::find(summary_.warnings.begin(), summary_.warnings.end(), warning) != summary_.warnings.end()) continue;
+    if (options_.on_warning) options_.on_warning(warning);
+    summary_.warnings.push_back(std::move(warning));
+  }
+  if (run.profiling_passes > 0) {
+    ++summary_.profiled;
+    summary_.profiling_s += run.profiling_ms / 1e3;
+    summary_.profiled_run_s += run_s - (run.energy ? run.energy->window_s : 0);
+    passes_.push_back(run.profiling_passes);
+    if (run.status == Status::Ok && !run.time.samples_ms.empty()) {
+      pass_overheads_ms_.push_back(run.profiling_ms / run.profiling_passes - run.time.median_ms);
+    }
+  }
+  result.profiling_passes = run.profiling_passes;
   result.status = run.status;
   result.message = run.message;
   result.time = std::move(run.time);
@@ -274,7 +329,7 @@ void Loop::record(Result result, bool resumed, double overhead_ms) {
   if (resumed) ++summary_.resumed;
   if (result.ok()) {
     ++summary_.valid;
-    if (!summary_.best || result.time.median_ms < summary_.best->time.median_ms) summary_.best = result;
+    if (!summary_.best || better(result, *summary_.best)) summary_.best = result;
   } else if (result.status != Status::Skipped) {
     ++summary_.failed;
   }
@@ -294,6 +349,14 @@ TuneSummary Loop::run() {
   DeviceInfo device = backend_.device();
   summary_.device = device.name;
   summary_.problem_size = size.name;
+  summary_.objective = options_.objective.name();
+  flops_ = size.flops;
+  run_measure_ = options_.run.measure;
+  if (options_.objective.needs_energy()) run_measure_.energy = true;
+  if (options_.objective.needs_flops() && !flops_) {
+    throw Error(fmt::format("the objective {} needs the FLOP count of size '{}', which spec '{}' does not give",
+                            options_.objective.name(), size.name, spec_.name));
+  }
   Language language = device.backend == "opencl" ? Language::OpenCL : Language::Cuda;
   problem_ = std::make_unique<KernelProblem>(spec_, space_, size, language);
   backend_.load(problem_->program());
@@ -331,7 +394,21 @@ TuneSummary Loop::run() {
     pipeline_.pop_front();
     bool resumed = pending.cached.has_value();
     Result result = resumed ? std::move(*pending.cached) : execute(pending);
-    if (store_ && !resumed) store_->append(tuning_id_, result);
+    if (store_ && !resumed) {
+      if (pending.replaces_stored && !result.ok()) {
+        // Measured again only to add counters or energy, and failed this time: never lose
+        // the valid measurement the store holds.
+        result.message += "; the store keeps this configuration's earlier valid test";
+      } else if (pending.replaces_stored) {
+        store_->replace(tuning_id_, result);
+      } else {
+        store_->append(tuning_id_, result);
+      }
+    }
+    if (options_.objective.kind() != Objective::Kind::Time) {
+      bests_.update(result);
+      result.score = options_.objective.score(result, bests_, flops_);
+    }
     searcher_.observe(result);
     double iteration_s = seconds_since(iteration_start);
     double device_s = summary_.compile_wait_s + summary_.run_s + summary_.validation_s - device_side_s;
@@ -351,6 +428,23 @@ TuneSummary Loop::run() {
     if (r.ok()) valid_times.push_back(r.time.median_ms);
   }
   summary_.median_valid_ms = median(valid_times);
+  if (summary_.best) {
+    // Final bests: the weighted objective's value as the paper defines it, over the run.
+    ObjectiveBests bests;
+    for (const Result& r : summary_.results) bests.update(r);
+    for (const Result& r : summary_.results) {
+      if (r.ok() && options_.objective.kind() != Objective::Kind::Time &&
+          options_.objective.score(r, bests, flops_) < options_.objective.score(*summary_.best, bests, flops_)) {
+        summary_.best = r;
+      }
+    }
+    summary_.best_objective = options_.objective.value(*summary_.best, bests, flops_);
+  }
+  summary_.pareto = pareto_front(summary_.results);
+  if (!passes_.empty()) {
+    summary_.mean_passes = std::accumulate(passes_.begin(), passes_.end(), 0.0) / static_cast<double>(passes_.size());
+  }
+  summary_.median_pass_overhead_ms = median(pass_overheads_ms_);
   if (summary_.stop_reason.empty()) summary_.stop_reason = "done";
   return std::move(summary_);
 }

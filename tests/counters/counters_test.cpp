@@ -65,6 +65,20 @@ TEST(DefaultProfilingMetrics, AreTheReferenceMetricsValidatedOnTheH200) {
   EXPECT_EQ(ours, metrics_txt());
 }
 
+TEST(SelectProfilingMetrics, DefaultAllOrAListWithoutRepeats) {
+  auto defaults = default_profiling_metrics();
+  EXPECT_EQ(select_profiling_metrics("default"), std::vector<std::string>(defaults.begin(), defaults.end()));
+  std::vector<std::string> all = select_profiling_metrics("all");
+  EXPECT_EQ(all.size(), std::set<std::string>(all.begin(), all.end()).size()) << "no metric twice";
+  for (std::string_view name : defaults) EXPECT_NE(std::ranges::find(all, name), all.end()) << name;
+  EXPECT_NE(std::ranges::find(all, "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum"), all.end());
+  EXPECT_EQ(std::ranges::find(all, "threads"), all.end()) << "the global size is not a hardware metric";
+  EXPECT_EQ(select_profiling_metrics("a.sum,b.sum,a.sum"), (std::vector<std::string>{"a.sum", "b.sum"}));
+  EXPECT_THROW(select_profiling_metrics(""), CounterError);
+  EXPECT_THROW(select_profiling_metrics("a.sum,,b.sum"), CounterError);
+  EXPECT_THROW(select_profiling_metrics("a.sum,"), CounterError);
+}
+
 TEST(DefaultProfilingMetrics, GiveEveryCanonicalCounterButTheGlobalSize) {
   CounterValues raw;
   for (std::string_view name : default_profiling_metrics()) raw[std::string(name)] = 1.0;

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -204,6 +205,68 @@ TEST(Store, RefusesANewerSchema) {
   } catch (const StoreError& e) {
     EXPECT_NE(std::string(e.what()).find("newer Steer"), std::string::npos) << e.what();
   }
+}
+
+TEST(Store, ReplaceSwapsAConfigurationsTestAndItsCountersForANewMeasurement) {
+  ScratchDir dir;
+  Store store = Store::open(dir / "results.db");
+  std::int64_t tuning = store.tuning(kKey);
+  Result first = full_result(4);
+  first.counters = {{"old.sum", 1.0}};
+  ASSERT_TRUE(store.append(tuning, first));
+  ASSERT_TRUE(store.append(tuning, full_result(8)));
+  Result again = full_result(4);
+  again.time.median_ms = 0.5;
+  again.counters = {{"new.sum", 2.0}, {"threads", 64.0}};
+  EXPECT_TRUE(store.replace(tuning, again));
+  std::vector<Result> back = store.results(tuning);
+  ASSERT_EQ(back.size(), 2u);
+  expect_same_result(full_result(8), back[0]);
+  expect_same_result(again, back[1]);  // the replacement is the newest test
+  EXPECT_EQ(sql_text(dir / "results.db", "SELECT COUNT(*) FROM counters WHERE name = 'old.sum'"), "0");
+  EXPECT_FALSE(store.replace(tuning, full_result(16))) << "nothing to replace: it is simply added";
+  EXPECT_EQ(store.count(tuning), 3u);
+}
+
+TEST(Store, ThePareto_frontViewHoldsTheNonDominatedValidTestsWithEnergy) {
+  ScratchDir dir;
+  Store store = Store::open(dir / "results.db");
+  std::int64_t tuning = store.tuning(kKey);
+  auto with = [](int tile, double ms, std::optional<double> joules, Status status = Status::Ok) {
+    Result r = full_result(tile);
+    r.status = status;
+    r.time.median_ms = ms;
+    r.energy.reset();
+    if (joules) r.energy = EnergyStats{.joules_per_launch = *joules};
+    return r;
+  };
+  store.append(tuning, with(1, 1.0, 5.0));   // fastest
+  store.append(tuning, with(2, 2.0, 3.0));   // on the front
+  store.append(tuning, with(3, 2.5, 4.0));   // dominated by tile 2
+  store.append(tuning, with(4, 4.0, 1.0));   // most frugal
+  store.append(tuning, with(5, 0.5, std::nullopt));  // no energy: not on it
+  store.append(tuning, with(6, 0.1, 0.1, Status::InvalidOutput));  // invalid: not on it
+  EXPECT_EQ(sql_text(dir / "results.db",
+                     "SELECT group_concat(json_extract(configuration, '$.TILE')) FROM "
+                     "(SELECT configuration FROM pareto_front ORDER BY median_ms)"),
+            "1,2,4");
+}
+
+TEST(Store, OpensAVersion1StoreAndUpgradesIt) {
+  // The first H200 check run was recorded with schema version 1 (before profiling_passes).
+  const std::filesystem::path gz =
+      std::filesystem::path(STEER_SOURCE_DIR) / "data/h200/check/transpose_ahead.db.gz";
+  ScratchDir dir;
+  const std::filesystem::path db = dir / "transpose.db";
+  ASSERT_EQ(std::system(("gunzip -c '" + gz.string() + "' > '" + db.string() + "'").c_str()), 0);
+  ASSERT_EQ(sql_text(db, "PRAGMA user_version"), "1");
+  Store store = Store::open_existing(db);
+  EXPECT_EQ(sql_text(db, "PRAGMA user_version"), std::to_string(Store::schema_version()));
+  auto tunings = store.tunings();
+  ASSERT_EQ(tunings.size(), 1u);
+  std::vector<Result> results = store.results(tunings[0].first);
+  EXPECT_EQ(results.size(), 150u);
+  for (const Result& r : results) EXPECT_EQ(r.profiling_passes, 0);
 }
 
 TEST(Store, CountersAreQueryableByName) {

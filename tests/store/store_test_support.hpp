@@ -60,6 +60,7 @@ inline void expect_same_result(const Result& expected, const Result& actual) {
   EXPECT_TRUE(same_double(expected.validation_ms, actual.validation_ms));
   EXPECT_TRUE(same_double(expected.overhead_ms, actual.overhead_ms));
   EXPECT_TRUE(same_double(expected.profiling_ms, actual.profiling_ms));
+  EXPECT_EQ(expected.profiling_passes, actual.profiling_passes);
   EXPECT_TRUE(same_double(expected.max_abs_error, actual.max_abs_error));
   ASSERT_EQ(expected.counters.size(), actual.counters.size());
   for (const auto& [name, value] : expected.counters) {
@@ -97,6 +98,7 @@ inline Result full_result(int tile) {
   r.validation_ms = 3.0625;
   r.overhead_ms = 0.1;
   r.profiling_ms = 44.0;
+  r.profiling_passes = 5;
   r.max_abs_error = 1.5e-3;
   r.counters = {{"dram__throughput.avg.pct_of_peak_sustained_elapsed", 6.515303129123792},
                 {"threads", 16777216.0},

@@ -20,6 +20,9 @@ class FakeBackend final : public Backend {
   std::function<bool(const KernelInstance&)> compile_fails = [](const KernelInstance&) { return false; };
   std::function<bool(const KernelInstance&)> launch_fails = [](const KernelInstance&) { return false; };
   std::function<bool(const KernelInstance&)> wrong_output = [](const KernelInstance&) { return false; };
+  // Joules per launch, when energy is asked for; counters, when they are (2 "passes").
+  std::function<double(const KernelInstance&)> joules = [](const KernelInstance&) { return 1.0; };
+  std::vector<MeasureRequest> measured;  // what each run was asked to measure
 
   bool on_host_cores = false;  // pretend to be a CPU device
   std::atomic<int> compiles{0};
@@ -52,6 +55,17 @@ class FakeBackend final : public Backend {
     }
     double t = runtime_ms(instance);
     result.time = TimingStats::from_samples(std::vector<double>(static_cast<std::size_t>(options.repetitions), t));
+    measured.push_back(options.measure);
+    if (options.measure.counters) {
+      result.counters["smsp__inst_executed.sum"] = 100 * static_cast<double>(instance.config_index + 1);
+      result.profiling_passes = 2;
+      result.profiling_ms = 2 * (t + 10);
+      result.warnings.push_back("the metric fake__missing.sum is not available on this device and is not collected");
+    }
+    if (options.measure.energy) {
+      result.energy = EnergyStats{.joules_per_launch = joules(instance), .spread = 0.01, .average_watts = 300,
+                                  .window_s = options.measure.energy_window_s, .launches = 10};
+    }
     if (options.read_outputs) {
       // The kernel doubles its input; a "wrong" configuration adds one to element 3.
       for (const HostArgument& argument : program_.arguments) {

@@ -32,6 +32,13 @@ std::int64_t define(const KernelInstance& instance, const std::string& name) {
   throw Error("no define " + name);
 }
 
+std::int64_t define_of(const Result& result, const std::string& name) {
+  for (const auto& [n, v] : result.configuration) {
+    if (n == name) return v.as_int();
+  }
+  throw Error("no parameter " + name);
+}
+
 class TunerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -231,6 +238,118 @@ TEST_F(TunerTest, ReportsTheWallTimeSplitAndPerTestOverhead) {
   for (const Result& r : summary.results) EXPECT_GE(r.overhead_ms, 0);
   EXPECT_EQ(summary.device, "Fake Device");
   EXPECT_EQ(summary.problem_size, "small");
+}
+
+TEST_F(TunerTest, CountersAskedForByTheRunAreCollectedOnEveryTestAndTheirCostReported) {
+  TuneOptions options;
+  options.run.measure.counters = true;
+  options.run.measure.metrics = {"smsp__inst_executed.sum"};
+  std::vector<std::string> warnings;
+  options.on_warning = [&](const std::string& w) { warnings.push_back(w); };
+  TuneSummary summary = run("exhaustive", options);
+  for (const Result& r : summary.results) {
+    EXPECT_EQ(r.counters.count("smsp__inst_executed.sum"), 1u);
+    EXPECT_EQ(r.profiling_passes, 2);
+  }
+  EXPECT_EQ(summary.profiled, summary.tests);
+  EXPECT_DOUBLE_EQ(summary.mean_passes, 2);
+  EXPECT_NEAR(summary.median_pass_overhead_ms, 10, 1e-9) << "per pass: profiling_ms / passes - kernel time";
+  EXPECT_EQ(warnings.size(), 1u) << "a warning is said once, not once per test";
+  EXPECT_EQ(summary.warnings, warnings);
+  for (const MeasureRequest& m : backend_.measured) EXPECT_EQ(m.metrics, options.run.measure.metrics);
+}
+
+TEST_F(TunerTest, AnEnergyObjectiveMeasuresEnergyAndPicksTheMostFrugalNotTheFastest) {
+  // Energy falls with A (the opposite of time): the frugal configurations are the slow ones.
+  backend_.joules = [](const KernelInstance& i) { return 10.0 - define(i, "A") + 0.1 * define(i, "B"); };
+  TuneOptions options;
+  options.objective = Objective::parse("energy");
+  TuneSummary summary = run("exhaustive", options);
+  for (const MeasureRequest& m : backend_.measured) EXPECT_TRUE(m.energy) << "the objective asks for energy";
+  ASSERT_TRUE(summary.best);
+  EXPECT_EQ(define_of(*summary.best, "A"), 4);
+  EXPECT_EQ(define_of(*summary.best, "B"), 4);
+  EXPECT_EQ(summary.objective, "energy");
+  EXPECT_DOUBLE_EQ(summary.best_objective, 10.0 - 4 + 0.4);
+  // Every test has energy, so the Pareto front runs from the fastest to the most frugal.
+  ASSERT_FALSE(summary.pareto.empty());
+  EXPECT_EQ(define_of(summary.pareto.front(), "A"), 1);
+  EXPECT_EQ(define_of(summary.pareto.back(), "A"), 4);
+  for (std::size_t i = 1; i < summary.pareto.size(); ++i) {
+    EXPECT_GT(summary.pareto[i].time.median_ms, summary.pareto[i - 1].time.median_ms);
+    EXPECT_LT(summary.pareto[i].energy->joules_per_launch, summary.pareto[i - 1].energy->joules_per_launch);
+  }
+}
+
+TEST_F(TunerTest, SearchersRankByTheObjectiveScore) {
+  backend_.joules = [](const KernelInstance& i) { return 10.0 - define(i, "A"); };
+  TuneOptions options;
+  options.objective = Objective::parse("energy");
+  std::vector<Result> observed;
+  options.on_test = [&](const Result& r, const TuneProgress&) { observed.push_back(r); };
+  run("exhaustive", options);
+  for (const Result& r : observed) {
+    ASSERT_TRUE(r.score);
+    EXPECT_DOUBLE_EQ(*r.score, r.energy->joules_per_launch);
+  }
+}
+
+TEST_F(TunerTest, ResumingWithCountersMeasuresAgainTheStoredTestsThatLackThem) {
+  fs::path db = dir_ / "results.db";
+  {
+    Store store = Store::open(db);
+    TuneOptions options;
+    options.stop.tests = 4;
+    run("exhaustive", options, &store);
+  }
+  Store store = Store::open(db);
+  TuneOptions options;
+  options.run.measure.counters = true;
+  TuneSummary summary = run("exhaustive", options, &store);
+  EXPECT_EQ(summary.resumed, 0u) << "the 4 stored tests had no counters";
+  EXPECT_EQ(backend_.runs.load(), 4 + 11);
+  const auto tunings = store.tunings();
+  ASSERT_EQ(tunings.size(), 1u);
+  std::vector<Result> stored = store.results(tunings[0].first);
+  ASSERT_EQ(stored.size(), 11u) << "replaced, not duplicated";
+  for (const Result& r : stored) {
+    EXPECT_FALSE(r.counters.empty()) << r.key();
+    EXPECT_EQ(r.profiling_passes, 2);
+  }
+  // A third run finds everything it needs in the store.
+  backend_.runs = 0;
+  TuneSummary again = run("exhaustive", options, &store);
+  EXPECT_EQ(again.resumed, 11u);
+  EXPECT_EQ(backend_.runs.load(), 0);
+}
+
+TEST_F(TunerTest, AFailedReMeasurementNeverReplacesAValidStoredTest) {
+  fs::path db = dir_ / "results.db";
+  {
+    Store store = Store::open(db);
+    run("exhaustive", {}, &store);
+  }
+  backend_.launch_fails = [](const KernelInstance&) { return true; };  // e.g. the profiler crashes
+  Store store = Store::open(db);
+  TuneOptions options;
+  options.run.measure.counters = true;
+  TuneSummary summary = run("exhaustive", options, &store);
+  EXPECT_EQ(summary.valid, 0u);
+  for (const Result& r : summary.results) EXPECT_NE(r.message.find("earlier valid test"), std::string::npos);
+  std::vector<Result> stored = store.results(store.tunings()[0].first);
+  ASSERT_EQ(stored.size(), 11u);
+  for (const Result& r : stored) EXPECT_TRUE(r.ok()) << r.key();
+}
+
+TEST_F(TunerTest, GflopsPerWattWithoutAFlopCountIsAClearError) {
+  TuneOptions options;
+  options.objective = Objective::parse("gflops-per-watt");
+  try {
+    run("exhaustive", options);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("FLOP count"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -1,0 +1,261 @@
+// steer profile: measure one configuration in depth — time, validation, hardware counters
+// (with the bottlenecks and the reaction the expert system derives from them) and energy.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "commands.hpp"
+#include "steer/backend.hpp"
+#include "steer/counters.hpp"
+#include "steer/expert.hpp"
+#include "steer/objective.hpp"
+#include "steer/searcher.hpp"
+#include "steer/spec.hpp"
+#include "steer/tuner.hpp"
+
+namespace steer::cli {
+namespace {
+
+struct ProfileArgs {
+  std::string spec;
+  std::string config;
+  std::string size;
+  std::string backend = "cuda";
+  int device = 0;
+  std::string counters = "default";
+  bool no_energy = false;
+  double energy_window_s = 0.5;
+  int repetitions = 10;
+  int repeat = 1;
+  bool json = false;
+};
+
+// Proposes the one configuration being profiled, `times` times, with what to measure on it.
+class SingleConfiguration final : public Searcher {
+ public:
+  SingleConfiguration(ConfigIndex config, MeasureRequest measure, int times)
+      : proposal_{config, std::move(measure)}, times_(times) {}
+  std::string name() const override { return "single"; }
+  void start(const Space&) override { proposed_ = 0; }
+  std::vector<Proposal> propose(std::size_t max) override {
+    if (proposed_ >= times_ || max == 0) return {};
+    ++proposed_;
+    return {proposal_};
+  }
+  void observe(const Result&) override {}
+
+ private:
+  Proposal proposal_;
+  int times_ = 1, proposed_ = 0;
+};
+
+// "NAME=VALUE,NAME=VALUE" -> the configuration's index. Throws Error naming the culprit.
+ConfigIndex parse_configuration(const Space& space, const std::string& text) {
+  const auto& parameters = space.parameters();
+  std::vector<std::uint32_t> indices(parameters.size(), UINT32_MAX);
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t comma = std::min(text.find(',', start), text.size());
+    std::string item = text.substr(start, comma - start);
+    start = comma + 1;
+    auto eq = item.find('=');
+    if (eq == std::string::npos) throw Error(fmt::format("--config: '{}' is not NAME=VALUE", item));
+    std::string name = item.substr(0, eq), value = item.substr(eq + 1);
+    auto p = space.find_parameter(name);
+    if (!p) throw Error(fmt::format("--config: the space has no parameter '{}'", name));
+    const auto& values = parameters[*p].values;
+    std::optional<std::uint32_t> found;
+    for (std::size_t v = 0; v < values.size() && !found; ++v) {
+      if (values[v].to_string() == value) found = static_cast<std::uint32_t>(v);
+      else if (values[v].is_numeric()) {
+        try {
+          if (values[v].as_double() == std::stod(value)) found = static_cast<std::uint32_t>(v);
+        } catch (const std::exception&) {
+        }
+      }
+    }
+    if (!found) {
+      std::string allowed;
+      for (const Value& v : values) allowed += (allowed.empty() ? "" : ", ") + v.to_string();
+      throw Error(fmt::format("--config: {}={} is not one of the parameter's values ({})", name, value, allowed));
+    }
+    indices[*p] = *found;
+  }
+  std::string missing;
+  for (std::size_t p = 0; p < parameters.size(); ++p) {
+    if (indices[p] == UINT32_MAX) missing += (missing.empty() ? "" : ", ") + parameters[p].name;
+  }
+  if (!missing.empty()) throw Error(fmt::format("--config: no value given for {}", missing));
+  auto index = space.index_of(indices);
+  if (!index) throw Error(fmt::format("--config: {} is not a valid configuration (it breaks a constraint)", text));
+  return *index;
+}
+
+std::vector<std::pair<std::string, double>> bottleneck_list(const Bottlenecks& b) {
+  return {{"dram_read", b.dram_read}, {"dram_write", b.dram_write}, {"l2_read", b.l2_read},
+          {"l2_write", b.l2_write},   {"shr_load", b.shr_load},     {"shr_store", b.shr_store},
+          {"tex", b.tex},             {"local", b.local},           {"inst_f32", b.inst_f32},
+          {"inst_f64", b.inst_f64},   {"inst_int", b.inst_int},     {"inst_misc", b.inst_misc},
+          {"inst_ldst", b.inst_ldst}, {"inst_cont", b.inst_cont},   {"inst_bconv", b.inst_bconv},
+          {"issue", b.issue},         {"sm", b.sm},                 {"occupancy", b.occupancy},
+          {"parallelism", b.parallelism}};
+}
+
+int run_profile(const ProfileArgs& args) {
+  Spec spec = load_spec(args.spec);
+  Space space = Space::build(spec.space);
+  const ConfigIndex config = parse_configuration(space, args.config);
+  std::string note;
+  auto backend = open_backend(args.backend, BackendOptions{.device = args.device}, &note);
+  if (!note.empty()) fmt::print(stderr, "steer: {}\n", note);
+  const DeviceInfo device = backend->device();
+  if (device.backend != "cuda") {
+    throw Error(fmt::format("steer profile needs a CUDA GPU (hardware counters and energy come from CUPTI and "
+                            "NVML); the device found is {} ({})",
+                            device.name, device.backend));
+  }
+
+  MeasureRequest measure;
+  measure.counters = args.counters != "none";
+  if (measure.counters) measure.metrics = select_profiling_metrics(args.counters);
+  measure.energy = !args.no_energy;
+  measure.energy_window_s = args.energy_window_s;
+  SingleConfiguration searcher(config, measure, args.repeat);
+  TuneOptions options;
+  options.stop.tests = static_cast<std::uint64_t>(args.repeat);
+  options.size = args.size;
+  options.compile_ahead = false;
+  options.run.repetitions = args.repetitions;
+  options.on_warning = [](const std::string& warning) { fmt::print(stderr, "steer: warning: {}\n", warning); };
+  TuneSummary summary = tune(spec, space, *backend, searcher, nullptr, options);
+  if (summary.results.empty()) throw Error("the configuration was not run");
+  const Result& r = summary.results.front();
+
+  nlohmann::json out = {{"config", space.key(config)}, {"device", summary.device}, {"size", summary.problem_size},
+                        {"status", to_string(r.status)}, {"message", r.message}};
+  if (!r.ok()) {
+    if (args.json) {
+      fmt::print("{}\n", out.dump());
+    } else {
+      fmt::print("{} on {}: {}\n{}\n", space.key(config), summary.device, to_string(r.status), r.message);
+    }
+    return 1;
+  }
+  out["time_ms"] = r.time.median_ms;
+  out["profiling"] = {{"passes", r.profiling_passes}, {"ms", r.profiling_ms},
+                      {"overhead_per_pass_ms", r.profiling_ms / std::max(1, r.profiling_passes) - r.time.median_ms}};
+  out["counters"] = r.counters;
+  const DeviceFacts facts = device_facts(device);
+  const CanonicalCounters canonical = canonical_counters(r.counters, facts.family);
+  if (measure.counters) out["canonical"] = canonical.values;
+  ExpertOptions expert;
+  expert.compute_bound = spec.kernel && spec.kernel->compute_bound;
+  std::string analysis_problem = "no counters were asked for";
+  if (measure.counters) try {
+    const Bottlenecks b = analyse_bottlenecks(canonical.values, facts, expert);
+    nlohmann::json bottlenecks = nlohmann::json::object();
+    for (const auto& [name, value] : bottleneck_list(b)) bottlenecks[name] = value;
+    out["bottlenecks"] = bottlenecks;
+    out["reaction"] = required_counter_changes(b, expert);
+  } catch (const CounterError& e) {
+    analysis_problem = e.what();  // e.g. a custom metric set without the analysis's inputs
+    out["analysis_problem"] = analysis_problem;
+  }
+
+  if (args.repeat > 1) {
+    // Repeatability: each repeat is a full measurement (timing, counters, energy window).
+    nlohmann::json repeats = nlohmann::json::array();
+    std::vector<double> joules;
+    for (const Result& x : summary.results) {
+      nlohmann::json one = {{"status", to_string(x.status)}, {"time_ms", x.time.median_ms}};
+      if (x.energy) {
+        one["joules_per_launch"] = x.energy->joules_per_launch;
+        one["average_watts"] = x.energy->average_watts;
+        one["spread"] = x.energy->spread;
+        one["sm_clock_mhz"] = x.energy->sm_clock_mhz;
+        joules.push_back(x.energy->joules_per_launch);
+      }
+      if (x.profiling_passes > 0) one["profiling_ms"] = x.profiling_ms;
+      repeats.push_back(one);
+    }
+    out["repeats"] = repeats;
+    if (joules.size() > 1) {
+      const auto [lo, hi] = std::minmax_element(joules.begin(), joules.end());
+      const double mean = std::accumulate(joules.begin(), joules.end(), 0.0) / static_cast<double>(joules.size());
+      out["energy_repeat_spread"] = (*hi - *lo) / mean;
+    }
+  }
+  if (r.energy) {
+    const EnergyStats& e = *r.energy;
+    out["energy"] = {{"joules_per_launch", e.joules_per_launch}, {"spread", e.spread},
+                     {"average_watts", e.average_watts},         {"window_s", e.window_s},
+                     {"launches", e.launches},                   {"sm_clock_mhz", e.sm_clock_mhz},
+                     {"temperature_c", e.temperature_c}};
+  }
+  if (args.json) {
+    fmt::print("{}\n", out.dump());
+    return 0;
+  }
+  fmt::print("{} on {}, size '{}'\n", space.key(config), summary.device, summary.problem_size);
+  fmt::print("time: {:.4f} ms (median of {}), output valid\n", r.time.median_ms, r.time.repetitions);
+  if (measure.counters) {
+    fmt::print("counters: {} passes in {:.1f} ms ({:.2f} ms per pass beyond the kernel)\n", r.profiling_passes,
+               r.profiling_ms, r.profiling_ms / std::max(1, r.profiling_passes) - r.time.median_ms);
+    for (const auto& [name, value] : r.counters) fmt::print("  {:<80} {:>16.6g}\n", name, value);
+    fmt::print("canonical ({}):\n", to_string(facts.family));
+    for (const auto& [name, value] : canonical.values) fmt::print("  {:<14} {:>16.6g}\n", name, value);
+  }
+  if (out.contains("bottlenecks")) {
+    fmt::print("bottlenecks (0 idle .. 1 at peak):\n");
+    for (const auto& [name, value] : out["bottlenecks"].items()) {
+      if (value.get<double>() > 0.005) fmt::print("  {:<12} {:.3f}\n", name, value.get<double>());
+    }
+    fmt::print("reaction (wanted change per counter):\n");
+    for (const auto& [name, value] : out["reaction"].items()) {
+      if (value.get<double>() != 0) fmt::print("  {:<12} {:+.3f}\n", name, value.get<double>());
+    }
+  } else {
+    fmt::print("no bottleneck analysis: {}\n", analysis_problem);
+  }
+  if (r.energy) {
+    const EnergyStats& e = *r.energy;
+    fmt::print("energy: {:.4f} J per launch ({} launches over {:.2f} s, spread {:.1f} %), {:.0f} W average, "
+               "SM clock {:.0f} MHz, {:.0f} °C\n",
+               e.joules_per_launch, e.launches, e.window_s, 100 * e.spread, e.average_watts, e.sm_clock_mhz,
+               e.temperature_c);
+  }
+  if (out.contains("repeats")) {
+    for (const auto& one : out["repeats"]) fmt::print("  repeat: {}\n", one.dump());
+    if (out.contains("energy_repeat_spread")) {
+      fmt::print("energy per launch over {} repeats: spread {:.2f} % (max-min over mean)\n", args.repeat,
+                 100 * out["energy_repeat_spread"].get<double>());
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+Runner register_profile(CLI::App& app) {
+  auto args = std::make_shared<ProfileArgs>();
+  CLI::App* cmd = app.add_subcommand("profile", "Counters, bottlenecks and energy of one configuration (CUDA)");
+  cmd->add_option("spec", args->spec, "Tuning spec (JSON)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--config", args->config, "The configuration: NAME=VALUE,NAME=VALUE,...")->required();
+  cmd->add_option("--size", args->size, "Problem size name (default: the spec's)");
+  cmd->add_option("--backend", args->backend, "cuda (the only backend with counters), or auto")
+      ->check(CLI::IsMember({"cuda", "auto"}));
+  cmd->add_option("--device", args->device, "Device index");
+  cmd->add_option("--counters", args->counters, "default, all, none, or METRIC,METRIC,...");
+  cmd->add_flag("--no-energy", args->no_energy, "Skip the energy measurement");
+  cmd->add_option("--energy-window", args->energy_window_s, "Seconds of repeated launches for the energy figure")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--repetitions", args->repetitions, "Timed launches")->check(CLI::PositiveNumber);
+  cmd->add_option("--repeat", args->repeat, "Measure the configuration this many times (repeatability)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--json", args->json, "Print one JSON object");
+  return [args] { return run_profile(*args); };
+}
+
+}  // namespace steer::cli
