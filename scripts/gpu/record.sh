@@ -3,6 +3,11 @@
 # size into $OUT/<name>_h200.db (resumable: carry an earlier store back in as
 # data/h200/<name>_h200.db.gz and it continues). Run after scripts/gpu/bundle:
 #   device run: bash scripts/gpu/record.sh coulomb nbody     (carry: [".gpu-bundle"])
+# Environment:
+#   STEER_RECORD_COUNTERS=default  also collect counters (stored tests without them are
+#                                  measured again and replaced)
+#   STEER_RECORD_TIME=SECONDS      stop each benchmark after this long (resume later)
+#   STEER_RECORD_REPETITIONS=N     timed launches per test (default 10)
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bundle="$root/.gpu-bundle"
@@ -14,8 +19,11 @@ for name in "$@"; do
   previous="$root/data/h200/${name}_h200.db.gz"
   [ -f "$previous" ] && gunzip -c "$previous" >"$db"
   echo "== $name (h200, exhaustive)"
+  extra=()
+  [ -n "${STEER_RECORD_COUNTERS:-}" ] && extra+=(--counters "$STEER_RECORD_COUNTERS")
+  [ -n "${STEER_RECORD_TIME:-}" ] && extra+=(--time "$STEER_RECORD_TIME")
   "$bundle/steer" tune "$root/kernels/$name/spec.json" --backend cuda --size h200 --searcher exhaustive \
-    --db "$db" --json >"$out/${name}_h200.json" 2>"$out/${name}_h200.log"
+    --repetitions "${STEER_RECORD_REPETITIONS:-10}" "${extra[@]}" --db "$db" --json >"$out/${name}_h200.json" 2>"$out/${name}_h200.log"
   echo "exit $?"
   tail -n 2 "$out/${name}_h200.log"
   cat "$out/${name}_h200.json"
