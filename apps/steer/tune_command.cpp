@@ -10,6 +10,8 @@
 #include "commands.hpp"
 #include "progress.hpp"
 #include "steer/backend.hpp"
+#include "steer/counters.hpp"
+#include "steer/objective.hpp"
 #include "steer/searcher.hpp"
 #include "steer/spec.hpp"
 #include "steer/store.hpp"
@@ -43,6 +45,10 @@ struct TuneArgs {
   int repetitions = 10;
   int warmup = 1;
   std::vector<std::string> settings;
+  std::string model;
+  std::string counters;            // empty: no counters (--counters)
+  std::string objective = "time";  // --objective
+  double energy_window_s = 0.5;    // MeasureRequest's default window
 };
 
 nlohmann::json config_json(const Result& result) {
@@ -66,11 +72,29 @@ std::string config_text(const Result& result) {
   return text;
 }
 
+MeasureRequest measure_request(const std::string& counters, double energy_window_s) {
+  MeasureRequest measure;
+  if (!counters.empty()) {
+    measure.counters = true;
+    measure.metrics = select_profiling_metrics(counters);
+  }
+  measure.energy_window_s = energy_window_s;
+  return measure;
+}
+
+std::string energy_text(const Result& r) {
+  if (!r.energy) return "";
+  return fmt::format("{:.4f} J ({:.0f} W, spread {:.1f} %)", r.energy->joules_per_launch, r.energy->average_watts,
+                     100 * r.energy->spread);
+}
+
 void print_summary(const TuneSummary& s) {
   fmt::print("\n{} tests ({} valid, {} failed, {} resumed from the store) on {}, size '{}'; stopped: {}\n",
              s.tests, s.valid, s.failed, s.resumed, s.device, s.problem_size, s.stop_reason);
   if (s.best) {
-    fmt::print("best: {:.4f} ms  {}\n", s.best->time.median_ms, config_text(*s.best));
+    fmt::print("best ({}): {:.4f} ms{}{}  {}\n", s.objective, s.best->time.median_ms,
+               s.best->energy ? ", " + energy_text(*s.best) : "",
+               s.objective == "time" ? "" : fmt::format(", objective {:.6g}", s.best_objective), config_text(*s.best));
     if (s.best->time.median_ms > 0 && s.median_valid_ms > 0) {
       fmt::print("speed-up over the median tested configuration ({:.4f} ms): {:.2f}x\n", s.median_valid_ms,
                  s.median_valid_ms / s.best->time.median_ms);
@@ -78,6 +102,18 @@ void print_summary(const TuneSummary& s) {
   } else {
     fmt::print("no valid configuration found\n");
   }
+  if (s.profiled > 0) {
+    fmt::print("profiled {} tests: {:.1f} passes each, {:.2f} s collecting counters; profiled tests took {:.2f}x "
+               "their plain time; overhead per pass beyond the kernel: {:.2f} ms (median)\n",
+               s.profiled, s.mean_passes, s.profiling_s,
+               s.profiled_run_s > s.profiling_s ? s.profiled_run_s / (s.profiled_run_s - s.profiling_s) : 0.0,
+               s.median_pass_overhead_ms);
+  }
+  if (!s.pareto.empty()) {
+    fmt::print("time-energy Pareto front ({} configurations):\n", s.pareto.size());
+    for (const Result& r : s.pareto) fmt::print("  {:.4f} ms  {}  {}\n", r.time.median_ms, energy_text(r), config_text(r));
+  }
+  for (const std::string& warning : s.warnings) fmt::print("warning: {}\n", warning);
   fmt::print("wall {:.2f} s = setup {:.2f} + compile wait {:.2f} + run {:.2f} + validation {:.2f} + framework {:.2f}"
              " (compiler time {:.2f} s{}; framework median {:.3f} ms/test)\n",
              s.wall_s, s.setup_s, s.compile_wait_s, s.run_s, s.validation_s, s.overhead_s, s.compile_cpu_s,
@@ -97,11 +133,29 @@ nlohmann::json summary_json(const TuneSummary& s) {
       {"median_valid_ms", s.median_valid_ms},
       {"device", s.device},       {"size", s.problem_size},
   };
+  out["objective"] = s.objective;
+  auto energy_json = [](const Result& r) -> nlohmann::json {
+    if (!r.energy) return nullptr;
+    const EnergyStats& e = *r.energy;
+    return {{"joules_per_launch", e.joules_per_launch}, {"spread", e.spread}, {"average_watts", e.average_watts},
+            {"window_s", e.window_s}, {"launches", e.launches}, {"sm_clock_mhz", e.sm_clock_mhz},
+            {"temperature_c", e.temperature_c}};
+  };
   if (s.best) {
-    out["best"] = {{"config", config_json(*s.best)}, {"time_ms", s.best->time.median_ms}};
+    out["best"] = {{"config", config_json(*s.best)}, {"time_ms", s.best->time.median_ms},
+                   {"objective_value", s.best_objective}, {"energy", energy_json(*s.best)}};
   } else {
     out["best"] = nullptr;
   }
+  out["profiling"] = {{"profiled_tests", s.profiled}, {"profiling_s", s.profiling_s},
+                      {"profiled_run_s", s.profiled_run_s}, {"mean_passes", s.mean_passes},
+                      {"median_pass_overhead_ms", s.median_pass_overhead_ms}};
+  nlohmann::json front = nlohmann::json::array();
+  for (const Result& r : s.pareto) {
+    front.push_back({{"config", config_json(r)}, {"time_ms", r.time.median_ms}, {"energy", energy_json(r)}});
+  }
+  out["pareto_front"] = front;
+  out["warnings"] = s.warnings;
   return out;
 }
 
@@ -114,6 +168,7 @@ int run_tune(const TuneArgs& args) {
 
   SearcherOptions searcher_options;
   searcher_options.seed = args.seed;
+  searcher_options.model_path = args.model;
   for (const std::string& setting : args.settings) {
     auto eq = setting.find('=');
     if (eq == std::string::npos) throw Error(fmt::format("--set '{}': expected NAME=VALUE", setting));
@@ -134,6 +189,9 @@ int run_tune(const TuneArgs& args) {
   options.compile_threads = args.compile_threads;
   options.run.repetitions = args.repetitions;
   options.run.warmup = args.warmup;
+  options.run.measure = measure_request(args.counters, args.energy_window_s);
+  options.objective = Objective::parse(args.objective);
+  options.on_warning = [](const std::string& warning) { fmt::print(stderr, "steer: warning: {}\n", warning); };
   options.interrupt = &g_interrupted;
   Progress progress(isatty(STDERR_FILENO) != 0);
   options.on_test = [&](const Result& result, const TuneProgress& p) { progress.update(result, p); };
@@ -171,10 +229,18 @@ Runner register_tune(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "Random seed of the searcher");
   cmd->add_option("--db", args->db, "Results store (SQLite); resumes from it");
   cmd->add_option("--set", args->settings, "Searcher setting NAME=VALUE (repeatable)");
+  cmd->add_option("--model", args->model, "Counter model for model-guided searchers (steer model train)");
   cmd->add_option("--repetitions", args->repetitions, "Timed launches per test")->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", args->warmup, "Untimed launches before timing")->check(CLI::NonNegativeNumber);
   cmd->add_option("--compile-threads", args->compile_threads, "Compiler threads (0: cores - 1)");
   cmd->add_flag("--no-compile-ahead", args->no_compile_ahead, "Compile each configuration just before it runs");
+  cmd->add_option("--counters", args->counters,
+                  "Collect hardware counters on every test: default (the paper's set + occupancy), all, or "
+                  "METRIC,METRIC,... (CUDA)");
+  cmd->add_option("--objective", args->objective,
+                  "time (default), energy, weighted:ALPHA, edp or gflops-per-watt (energy: CUDA with NVML)");
+  cmd->add_option("--energy-window", args->energy_window_s, "Seconds of repeated launches per energy figure")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--json", args->json, "Print one JSON object at the end");
   return [args] { return run_tune(*args); };
 }

@@ -7,10 +7,12 @@
 //   steer::Evaluation e = steer::evaluate(recording, {"random", "exhaustive"}, options);
 //   e.searchers[0].mean_tests;
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "steer/objective.hpp"
 #include "steer/replay.hpp"
 #include "steer/searcher.hpp"
 
@@ -72,6 +74,7 @@ struct EvaluationOptions {
   std::uint64_t seed = 1;   // run r uses seed + r
   unsigned threads = 1;     // results do not depend on it
   std::string model_path;   // SearcherOptions::model_path
+  std::map<std::string, std::string> settings;  // SearcherOptions::settings, for every searcher evaluated
   std::size_t time_points = 100;  // resolution of the best-vs-time curve
 };
 
@@ -85,6 +88,13 @@ struct CurvePoint {
   double mean_best_ms = 0, std_best_ms = 0;
 };
 
+// What evaluate() keeps of one run, for the distribution of tests-to-target.
+struct RunSummary {
+  std::uint64_t tests = 0;                       // tests the run made
+  std::optional<std::uint64_t> tests_to_target;  // unset: the run failed (budget spent)
+  double time_s = 0;                             // simulated seconds until the run stopped
+};
+
 struct SearcherEvaluation {
   std::string name;
   std::uint64_t runs = 0, failed_runs = 0;  // failed: never reached the target
@@ -94,6 +104,7 @@ struct SearcherEvaluation {
   std::optional<double> ratio_to_random;    // mean_tests / random search's mean_tests
   std::vector<CurvePoint> by_test;          // x = 1 .. the longest run's tests
   std::vector<CurvePoint> by_time;          // x evenly spaced up to the longest run's time
+  std::vector<RunSummary> per_run;          // run r (seed + r) at index r
 };
 
 struct Evaluation {
@@ -101,6 +112,23 @@ struct Evaluation {
   std::uint64_t configs = 0, valid = 0;  // configurations in the space; valid ones
   std::vector<SearcherEvaluation> searchers;
 };
+
+// ---- Statistics of a recorded space (steer report) ------------------------------------
+
+// A histogram of runtimes: counts[b] values in [edges[b], edges[b+1]), the last bin closed
+// at the maximum. Equal-width bins from the minimum to the maximum, or, when the maximum is
+// more than 10x the minimum, equal width in log10 (logarithmic = true). One bin of zero
+// width when every value is the same.
+struct Histogram {
+  std::vector<double> edges;          // bins + 1, ascending
+  std::vector<std::uint64_t> counts;  // bins
+  bool logarithmic = false;
+};
+// `bins` unset: ceil(sqrt(n)) clamped to 5..60, never more than n. NaNs are ignored; throws
+// Error when no value is left. Logarithmic bins only when the minimum is positive.
+Histogram runtime_histogram(const std::vector<double>& values, std::optional<std::size_t> bins = std::nullopt);
+
+// pareto_optimal(): steer/objective.hpp.
 
 // Evaluates each searcher (by registry name) over options.runs runs. Random search is run
 // as well (not listed) when absent, for ratio_to_random. Throws Error for an unknown

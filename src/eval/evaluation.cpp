@@ -54,7 +54,8 @@ std::vector<RunOutcome> simulate_runs(const Recording& recording, const std::str
                                       const EvaluationOptions& options) {
   std::vector<RunOutcome> outcomes(options.runs);
   parallel_for(options.runs, options.threads, [&](std::uint64_t r) {
-    SearcherOptions searcher_options{.seed = options.seed + r, .model_path = options.model_path, .settings = {}};
+    SearcherOptions searcher_options{
+        .seed = options.seed + r, .model_path = options.model_path, .settings = options.settings};
     std::unique_ptr<Searcher> searcher = make_searcher(name, searcher_options);
     SimulatedRun run = simulate_run(recording, *searcher, options.simulation);
     outcomes[r] = {run.tested.size(), run.tests_to_target, run.time_s, std::move(run.improvements)};
@@ -126,6 +127,8 @@ SearcherEvaluation summarise(const std::string& name, const std::vector<RunOutco
     seconds[i] = slowest_s * static_cast<double>(i) / static_cast<double>(seconds.size() - 1);
   }
   e.by_time = best_so_far_curve(outcomes, seconds, [](const Improvement& step) { return step.time_s; });
+  e.per_run.reserve(outcomes.size());
+  for (const RunOutcome& outcome : outcomes) e.per_run.push_back({outcome.tests, outcome.tests_to_target, outcome.time_s});
   return e;
 }
 

@@ -17,6 +17,7 @@ std::unique_ptr<Searcher> make_genetic_searcher(const SearcherOptions&);
 std::unique_ptr<Searcher> make_starchart_searcher(const SearcherOptions&);
 std::unique_ptr<Searcher> make_bayes_searcher(const SearcherOptions&);
 std::unique_ptr<Searcher> make_mcmc_searcher(const SearcherOptions&);
+std::unique_ptr<Searcher> make_profile_based_searcher(const SearcherOptions&);
 
 namespace {
 
@@ -40,6 +41,8 @@ constexpr Entry kSearchers[] = {
      make_starchart_searcher},
     {"bayes", "Bayesian optimisation: Gaussian process, expected improvement", make_bayes_searcher},
     {"mcmc", "Markov chain Monte Carlo over Hamming-2 neighbours with escapes (KTT)", make_mcmc_searcher},
+    {"profile-based", "hardware counters, expert system and a counter model steer weighted random search (--model)",
+     make_profile_based_searcher},
 };
 
 }  // namespace

@@ -11,7 +11,7 @@
 #include <memory>
 #include <utility>
 
-#include "search/regression_tree.hpp"
+#include "model/regression_tree.hpp"
 #include "search/search_support.hpp"
 #include "steer/searcher.hpp"
 
@@ -92,7 +92,7 @@ class StarchartSearcher final : public Searcher {
   // The tree on the measured training configurations. A failed one is taken as twice the
   // slowest successful runtime seen, so the model steers away from failing regions instead of
   // predicting them from their neighbours.
-  search::RegressionTree fit() const {
+  model::RegressionTree fit() const {
     double slowest = 0;
     for (ConfigIndex c : samples_) {
       if (memory_.measured(c) && std::isfinite(memory_.cost(c))) slowest = std::max(slowest, memory_.cost(c));
@@ -107,12 +107,12 @@ class StarchartSearcher final : public Searcher {
       features.emplace_back(v.begin(), v.end());
       targets.push_back(std::isfinite(memory_.cost(c)) ? memory_.cost(c) : failure_target);
     }
-    return search::RegressionTree::fit(features, targets);
+    return model::RegressionTree::fit(features, targets);
   }
 
   // Median of |predicted - measured| / measured over the successful validation tests
   // (infinite when none succeeded: nothing shows the model is good).
-  double validation_error(const search::RegressionTree& tree) const {
+  double validation_error(const model::RegressionTree& tree) const {
     std::vector<double> errors;
     for (std::size_t i = 0; i < validation_count_; ++i) {
       const ConfigIndex c = samples_[i];
@@ -130,7 +130,7 @@ class StarchartSearcher final : public Searcher {
 
   // Every untested configuration, fastest predicted first (ties by index, for determinism).
   void rank() {
-    const search::RegressionTree tree = fit();
+    const model::RegressionTree tree = fit();
     std::vector<std::pair<double, ConfigIndex>> predicted;
     ValueIndices v(space_->parameters().size());
     for (ConfigIndex c = 0; c < space_->size(); ++c) {

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "steer/eval.hpp"
+#include "steer/model.hpp"
 #include "steer/replay.hpp"
 #include "steer/store.hpp"
 #include "steer/tuner.hpp"
@@ -167,9 +168,22 @@ class ReplaySpec {
   Spec spec_;
 };
 
+// A counter model trained on the recording, for the searchers that need one (profile-based);
+// the file is removed when the test program ends.
+struct CounterModelFile {
+  std::filesystem::path file;
+  explicit CounterModelFile(const Recording& recording)
+      : file(std::filesystem::temp_directory_path() / ("steer_replay_test_model_" + std::to_string(getpid()) + ".json")) {
+    CounterModel::train(training_set(recording, "replay test"), {}).save(file);
+  }
+  ~CounterModelFile() { std::filesystem::remove(file); }
+};
+
 // The same searcher and seed give the same tests through steer::tune + ReplayBackend as
 // through simulate_run, with the same proposal window.
 void expect_loop_matches_simulation(const Recording& recording, const std::string& searcher_name, bool compile_ahead) {
+  static const CounterModelFile model_file(recording);
+  const std::string model = model_file.file.string();
   ReplaySpec spec(recording.space());
   ReplayBackend backend(recording);
   SimulationOptions simulation;
@@ -182,12 +196,13 @@ void expect_loop_matches_simulation(const Recording& recording, const std::strin
   tune_options.compile_ahead = compile_ahead;
   tune_options.compile_threads = 1;
   for (std::uint64_t seed : {3u, 11u, 12u}) {
-    auto for_loop = make_searcher(searcher_name, SearcherOptions{.seed = seed, .model_path = {}, .settings = {}});
+    auto for_loop = make_searcher(searcher_name, SearcherOptions{.seed = seed, .model_path = model, .settings = {}});
     TuneSummary summary = tune(spec.spec(), recording.space(), backend, *for_loop, nullptr, tune_options);
     std::vector<ConfigIndex> loop_order;
     for (const Result& result : summary.results) loop_order.push_back(result.config_index);
 
-    auto for_simulation = make_searcher(searcher_name, SearcherOptions{.seed = seed, .model_path = {}, .settings = {}});
+    auto for_simulation =
+        make_searcher(searcher_name, SearcherOptions{.seed = seed, .model_path = model, .settings = {}});
     SimulatedRun run = simulate_run(recording, *for_simulation, simulation);
     EXPECT_EQ(loop_order, run.tested) << searcher_name << " seed " << seed;
     EXPECT_EQ(summary.stop_reason == "target runtime reached", run.tests_to_target.has_value());

@@ -1,14 +1,15 @@
 #pragma once
 // A small CART regression tree: binary splits "feature <= threshold" chosen to minimise the
-// summed squared error of the two sides, leaves predicting their mean. Self-contained on
-// purpose (the Starchart baseline needs nothing more); src/model/ is where a model library
-// with more learners belongs.
+// summed squared error of the two sides, leaves predicting their mean. Used by the Starchart
+// baseline (runtime from value indices) and by the counter models of steer/model.hpp
+// (one tree, or a forest of them, per counter).
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <vector>
 
-namespace steer::search {
+namespace steer::model {
 
 struct RegressionTreeOptions {
   std::size_t min_samples_split = 2;  // a node with fewer samples is a leaf
@@ -28,6 +29,14 @@ class RegressionTree {
   std::size_t leaves() const;
   std::size_t depth() const;
 
+  // Columnar JSON {"feature": [...], "threshold": [...], "left": [...], "right": [...],
+  // "value": [...]}, feature -1 for a leaf. from_json throws steer::Error for a malformed
+  // tree (children out of range or not after their parent, so no cycles).
+  nlohmann::json to_json() const;
+  static RegressionTree from_json(const nlohmann::json& json);
+  // One more than the largest feature index a split reads (0 for a single leaf).
+  std::size_t max_feature() const;
+
  private:
   struct Node {
     bool leaf = true;
@@ -41,4 +50,4 @@ class RegressionTree {
   std::vector<Node> nodes_;  // nodes_[0] is the root
 };
 
-}  // namespace steer::search
+}  // namespace steer::model

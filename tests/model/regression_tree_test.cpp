@@ -1,13 +1,13 @@
 // The small CART of the Starchart searcher: exact on what a tree can represent, sensible on
 // what it cannot, deterministic.
-#include "search/regression_tree.hpp"
+#include "model/regression_tree.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-namespace steer::search {
+namespace steer::model {
 namespace {
 
 TEST(RegressionTree, ASingleSampleIsALeafPredictingIt) {
@@ -69,4 +69,4 @@ TEST(RegressionTree, RejectsMismatchedInput) {
 }
 
 }  // namespace
-}  // namespace steer::search
+}  // namespace steer::model

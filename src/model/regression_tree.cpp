@@ -1,12 +1,17 @@
 // CART for regression: exhaustive search of split points on each feature, with prefix sums
 // over the samples sorted by that feature, so a node costs O(features * n log n).
-#include "search/regression_tree.hpp"
+#include "model/regression_tree.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <stdexcept>
 
-namespace steer::search {
+#include "steer/error.hpp"
+
+namespace steer::model {
 namespace {
 
 struct Builder {
@@ -148,4 +153,59 @@ std::size_t RegressionTree::depth() const {
   return deepest;
 }
 
-}  // namespace steer::search
+nlohmann::json RegressionTree::to_json() const {
+  nlohmann::json feature = nlohmann::json::array(), threshold = nlohmann::json::array(),
+                 left = nlohmann::json::array(), right = nlohmann::json::array(), value = nlohmann::json::array();
+  for (const Node& node : nodes_) {
+    feature.push_back(node.leaf ? -1 : static_cast<std::int64_t>(node.feature));
+    threshold.push_back(node.threshold);
+    left.push_back(node.left);
+    right.push_back(node.right);
+    value.push_back(node.value);
+  }
+  return {{"feature", feature}, {"threshold", threshold}, {"left", left}, {"right", right}, {"value", value}};
+}
+
+RegressionTree RegressionTree::from_json(const nlohmann::json& json) {
+  RegressionTree tree;
+  try {
+    const auto& feature = json.at("feature");
+    const std::size_t n = feature.size();
+    const auto& threshold = json.at("threshold");
+    const auto& left = json.at("left");
+    const auto& right = json.at("right");
+    const auto& value = json.at("value");
+    if (n == 0 || threshold.size() != n || left.size() != n || right.size() != n || value.size() != n) {
+      throw Error("the node arrays are empty or of different lengths");
+    }
+    tree.nodes_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      Node& node = tree.nodes_[i];
+      const std::int64_t f = feature[i].get<std::int64_t>();
+      node.leaf = f < 0;
+      node.feature = node.leaf ? 0 : static_cast<std::size_t>(f);
+      node.threshold = threshold[i].get<double>();
+      node.left = left[i].get<std::uint32_t>();
+      node.right = right[i].get<std::uint32_t>();
+      node.value = value[i].get<double>();
+      if (!node.leaf && (node.left <= i || node.right <= i || node.left >= n || node.right >= n)) {
+        throw Error(fmt::format("node {} has children {} and {} outside ({}, {})", i, node.left, node.right, i, n));
+      }
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("regression tree: {}", e.what()));
+  } catch (const Error& e) {
+    throw Error(fmt::format("regression tree: {}", e.what()));
+  }
+  return tree;
+}
+
+std::size_t RegressionTree::max_feature() const {
+  std::size_t most = 0;
+  for (const Node& node : nodes_) {
+    if (!node.leaf) most = std::max(most, node.feature + 1);
+  }
+  return most;
+}
+
+}  // namespace steer::model

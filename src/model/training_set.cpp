@@ -1,0 +1,146 @@
+// Training rows from a recording, model kinds by name, and the GPUs known by name.
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "steer/model.hpp"
+#include "steer/replay.hpp"
+
+namespace steer {
+namespace {
+
+struct KnownDevice {
+  std::string_view name;  // matched as a substring of the device name, first match wins
+  int sm_count;
+  ComputeCapability capability;
+};
+
+// Longer names first where one contains another ("RTX 2080 Ti" before "RTX 2080").
+// Figures: NVIDIA's product specifications (SM counts) and the CUDA programming guide.
+constexpr std::array kKnownDevices{
+    KnownDevice{"GTX 1070 Ti", 19, {6, 1}},   KnownDevice{"GTX 1070", 15, {6, 1}},
+    KnownDevice{"GTX 1080 Ti", 28, {6, 1}},   KnownDevice{"GTX 1080", 20, {6, 1}},
+    KnownDevice{"GTX 980", 16, {5, 2}},       KnownDevice{"GTX TITAN X", 24, {5, 2}},
+    KnownDevice{"Tesla P100", 56, {6, 0}},    KnownDevice{"Tesla V100", 80, {7, 0}},
+    KnownDevice{"TITAN V", 80, {7, 0}},       KnownDevice{"RTX 2080 Ti", 68, {7, 5}},
+    KnownDevice{"RTX 2080 SUPER", 48, {7, 5}}, KnownDevice{"RTX 2080", 46, {7, 5}},
+    KnownDevice{"RTX 2070", 36, {7, 5}},      KnownDevice{"Tesla T4", 40, {7, 5}},
+    KnownDevice{"A100", 108, {8, 0}},         KnownDevice{"A30", 56, {8, 0}},
+    KnownDevice{"RTX 3090", 82, {8, 6}},      KnownDevice{"RTX 3080", 68, {8, 6}},
+    KnownDevice{"RTX A4000", 48, {8, 6}},     KnownDevice{"A40", 84, {8, 6}},
+    KnownDevice{"RTX 4090", 128, {8, 9}},     KnownDevice{"L40", 142, {8, 9}},
+    KnownDevice{"H100 PCIe", 114, {9, 0}},    KnownDevice{"H100", 132, {9, 0}},
+    KnownDevice{"H200", 132, {9, 0}},
+};
+
+// A tuning-parameter value as a model feature: numbers as they are, strings by position.
+double feature_of(const Parameter& parameter, const Value& value) {
+  if (value.is_numeric()) return value.as_double();
+  for (std::size_t i = 0; i < parameter.values.size(); ++i) {
+    if (parameter.values[i] == value) return static_cast<double>(i);
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+}  // namespace
+
+const char* to_string(ModelKind kind) noexcept {
+  switch (kind) {
+    case ModelKind::LeastSquares: return "lsq";
+    case ModelKind::Tree: return "tree";
+    case ModelKind::Forest: return "forest";
+  }
+  return "?";
+}
+
+std::optional<ModelKind> model_kind_from_string(std::string_view text) noexcept {
+  for (ModelKind kind : {ModelKind::LeastSquares, ModelKind::Tree, ModelKind::Forest}) {
+    if (text == to_string(kind)) return kind;
+  }
+  return std::nullopt;
+}
+
+std::optional<DeviceFacts> known_device_facts(std::string_view device_name) {
+  for (const KnownDevice& device : kKnownDevices) {
+    if (device_name.find(device.name) != std::string_view::npos) {
+      return DeviceFacts{device.sm_count, device.capability, counter_family_for(device.capability)};
+    }
+  }
+  return std::nullopt;
+}
+
+TrainingSet TrainingSet::subset(std::span<const std::size_t> which) const {
+  TrainingSet out;
+  out.parameters = parameters;
+  out.counters = counters;
+  out.provenance = provenance;
+  for (std::size_t row : which) {
+    out.features.push_back(features.at(row));
+    out.targets.push_back(targets.at(row));
+  }
+  out.provenance.rows = out.features.size();
+  return out;
+}
+
+TrainingSet training_set(const Recording& recording, std::string source) {
+  const Space& space = recording.space();
+  std::vector<const Result*> profiled;
+  for (ConfigIndex c = 0; c < space.size(); ++c) {
+    const Result* result = recording.present(c) ? recording.recorded(c) : nullptr;
+    if (result && result->ok() && detect_counter_family(result->counters)) profiled.push_back(result);
+  }
+  if (profiled.empty()) {
+    throw ModelError(fmt::format("{}: no configuration that ran carries hardware counters, nothing to train on",
+                                 source));
+  }
+  // The family of the most rows (a recording comes from one profiler).
+  std::map<CounterFamily, std::size_t> votes;
+  for (const Result* result : profiled) ++votes[*detect_counter_family(result->counters)];
+  CounterFamily family = votes.begin()->first;
+  for (const auto& [f, n] : votes) {
+    if (n > votes[family]) family = f;
+  }
+
+  std::vector<CounterValues> canonical;
+  for (const Result* result : profiled) canonical.push_back(canonical_counters(result->counters, family).values);
+  // Counters most rows have; rows lacking one of them are left out, so every target is known.
+  TrainingSet data;
+  for (const CounterInfo& info : canonical_counter_infos()) {
+    std::size_t have = 0;
+    for (const CounterValues& values : canonical) {
+      auto found = values.find(std::string(info.abbreviation));
+      have += found != values.end() && std::isfinite(found->second);
+    }
+    if (have > 0 && 2 * have >= canonical.size()) data.counters.emplace_back(info.abbreviation);
+  }
+  data.parameters = space.parameters();
+  for (std::size_t r = 0; r < profiled.size(); ++r) {
+    std::vector<double> targets;
+    for (const std::string& counter : data.counters) {
+      auto found = canonical[r].find(counter);
+      if (found == canonical[r].end() || !std::isfinite(found->second)) break;
+      targets.push_back(found->second);
+    }
+    if (targets.size() != data.counters.size()) continue;
+    std::vector<double> features;
+    const ConfigIndex c = profiled[r]->config_index;
+    for (std::size_t p = 0; p < data.parameters.size(); ++p) {
+      features.push_back(feature_of(data.parameters[p], space.value(c, p)));
+    }
+    data.features.push_back(std::move(features));
+    data.targets.push_back(std::move(targets));
+  }
+  data.provenance.source = std::move(source);
+  data.provenance.kernel = recording.kernel();
+  data.provenance.device = recording.device();
+  data.provenance.family = family;
+  data.provenance.device_facts = known_device_facts(recording.device());
+  if (data.provenance.device_facts) data.provenance.device_facts->family = family;
+  data.provenance.rows = data.features.size();
+  return data;
+}
+
+}  // namespace steer

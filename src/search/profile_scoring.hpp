@@ -1,0 +1,50 @@
+#pragma once
+// The scoring of the profile-based searcher (method.md §6), internal to src/search/ and kept
+// apart from the searcher so that each equation can be tested and benchmarked on its own:
+// eq. 12 (how far each configuration moves the predicted counters the way the reaction
+// asks), eq. 13 (scores to selection weights) and the weighted draw without replacement.
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "search/search_support.hpp"
+#include "steer/counters.hpp"
+#include "steer/model.hpp"
+
+namespace steer::search {
+
+// One term of eq. 12: the predictions of a counter over the space and the required change
+// pc'_k of the reaction.
+struct ReactionTerm {
+  const float* predicted = nullptr;  // [ConfigIndex], >= 0
+  float change = 0;
+};
+
+// The reaction's non-zero changes for the counters the model predicts (others cannot be scored).
+std::vector<ReactionTerm> reaction_terms(const CounterValues& reaction, const PredictedCounters& predicted);
+
+// Eq. 12 for every configuration c of the space, against the profiled configuration p:
+//   s(c) = Σ_k pc'_k · (pc_k(c) − pc_k(p)) / (pc_k(c) + pc_k(p)),
+// over the counters whose predictions are non-zero for both p and c. `scores` has one slot per
+// configuration.
+void score_configurations(std::span<const ReactionTerm> terms, std::uint64_t profiled, std::span<float> scores);
+
+// Eq. 13, with s_max, s_min over the unexplored configurations:
+//   s > 0: (1 + s/s_max)^exponent;  gamma < s <= 0: max(min_weight, (1 − s/s_min)^exponent)
+//   (1 when s_min = 0, i.e. s = 0 is the lowest score);  s <= gamma: min_weight;
+//   explored configurations: 0.
+struct Normalisation {
+  double gamma = -0.25;
+  double exponent = 8;
+  double min_weight = 0.0001;
+};
+// Writes the weights and returns their sum (0: every configuration is explored).
+double normalise_scores(std::span<const float> scores, std::span<const std::uint8_t> explored,
+                        const Normalisation& normalisation, std::span<float> weights);
+
+// Up to `count` configurations drawn with probability proportional to `weights`, without
+// replacement (a drawn configuration's weight becomes 0). `total` is the sum of the weights.
+std::vector<std::uint64_t> weighted_draws(std::span<float> weights, double total, std::size_t count, Random& random);
+
+}  // namespace steer::search
