@@ -12,8 +12,11 @@ using Registration = Runner (*)(CLI::App& app);
 
 Runner register_space(CLI::App& app);
 Runner register_tune(CLI::App& app);
+Runner register_profile(CLI::App& app);
 Runner register_export(CLI::App& app);
 Runner register_import(CLI::App& app);
 Runner register_simulate(CLI::App& app);
+Runner register_model(CLI::App& app);
+Runner register_report(CLI::App& app);
 
 }  // namespace steer::cli

@@ -14,9 +14,12 @@ namespace {
 constexpr steer::cli::Registration kCommands[] = {
     steer::cli::register_space,
     steer::cli::register_tune,
+    steer::cli::register_profile,
     steer::cli::register_export,
     steer::cli::register_import,
     steer::cli::register_simulate,
+    steer::cli::register_model,
+    steer::cli::register_report,
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "recording_input.hpp"
 #include "steer/error.hpp"
 #include "steer/eval.hpp"
 #include "steer/replay.hpp"
@@ -24,6 +25,7 @@ struct SimulateArgs {
   std::vector<std::string> searchers;
   std::string spec;
   std::string model;
+  std::vector<std::string> settings;
   std::uint64_t runs = 1000;
   double target = 1.1;
   std::optional<std::uint64_t> budget;
@@ -34,6 +36,7 @@ struct SimulateArgs {
   double pass_overhead_ms = 12.5;
   std::size_t ahead = 1;
   bool json = false;
+  bool details = false;
   std::string curves;
 };
 
@@ -46,21 +49,59 @@ std::string cell(double value, int decimals) {
   return std::isnan(value) ? std::string("-") : fmt::format("{:.{}f}", value, decimals);
 }
 
-void print_json(const Evaluation& evaluation) {
+// A curve as columns: {"x": [...], "runs_with_valid": [...], "mean_best_ms": [...], "std_best_ms": [...]}.
+nlohmann::ordered_json curve_json(const std::vector<CurvePoint>& curve) {
+  nlohmann::ordered_json x = nlohmann::ordered_json::array(), runs = nlohmann::ordered_json::array(),
+                         mean = nlohmann::ordered_json::array(), std = nlohmann::ordered_json::array();
+  for (const CurvePoint& point : curve) {
+    x.push_back(point.x);
+    runs.push_back(point.runs_with_valid);
+    mean.push_back(point.runs_with_valid > 0 ? nlohmann::ordered_json(point.mean_best_ms) : nullptr);
+    std.push_back(point.runs_with_valid > 0 ? nlohmann::ordered_json(point.std_best_ms) : nullptr);
+  }
+  return {{"x", x}, {"runs_with_valid", runs}, {"mean_best_ms", mean}, {"std_best_ms", std}};
+}
+
+void print_json(const Evaluation& evaluation, const Recording& recording, const SimulateArgs& args) {
   nlohmann::ordered_json searchers = nlohmann::ordered_json::array();
   for (const SearcherEvaluation& e : evaluation.searchers) {
-    searchers.push_back({{"name", e.name},
-                         {"mean_tests", number_or_null(e.mean_tests)},
-                         {"median_tests", number_or_null(e.median_tests)},
-                         {"p90_tests", number_or_null(e.p90_tests)},
-                         {"failed_runs", e.failed_runs},
-                         {"mean_time_s", number_or_null(e.mean_time_s)},
-                         {"ratio_to_random", number_or_null(e.ratio_to_random.value_or(NAN))}});
+    nlohmann::ordered_json searcher = {{"name", e.name},
+                                       {"mean_tests", number_or_null(e.mean_tests)},
+                                       {"median_tests", number_or_null(e.median_tests)},
+                                       {"p90_tests", number_or_null(e.p90_tests)},
+                                       {"failed_runs", e.failed_runs},
+                                       {"mean_time_s", number_or_null(e.mean_time_s)},
+                                       {"ratio_to_random", number_or_null(e.ratio_to_random.value_or(NAN))},
+                                       {"runs", e.runs}};
+    if (args.details) {  // what `steer report --simulation` plots
+      nlohmann::ordered_json to_target = nlohmann::ordered_json::array(), tests = nlohmann::ordered_json::array(),
+                             time_s = nlohmann::ordered_json::array();
+      for (const RunSummary& run : e.per_run) {
+        to_target.push_back(run.tests_to_target ? nlohmann::ordered_json(*run.tests_to_target) : nullptr);
+        tests.push_back(run.tests);
+        time_s.push_back(run.time_s);
+      }
+      searcher["run_tests_to_target"] = to_target;
+      searcher["run_tests"] = tests;
+      searcher["run_time_s"] = time_s;
+      searcher["curve_by_test"] = curve_json(e.by_test);
+      searcher["curve_by_time"] = curve_json(e.by_time);
+    }
+    searchers.push_back(std::move(searcher));
   }
   nlohmann::ordered_json report = {{"best_time", evaluation.best_ms},
                                    {"configs", evaluation.configs},
                                    {"valid", evaluation.valid},
-                                   {"searchers", searchers}};
+                                   {"searchers", searchers},
+                                   {"kernel", recording.kernel()},
+                                   {"device", recording.device()},
+                                   {"data", args.data},
+                                   {"target", args.target},
+                                   {"target_time", evaluation.target_ms},
+                                   {"runs", args.runs},
+                                   {"budget", args.budget ? nlohmann::ordered_json(*args.budget) : nullptr},
+                                   {"seed", args.seed},
+                                   {"repetitions", args.repetitions}};
   fmt::print("{}\n", report.dump(2));
 }
 
@@ -102,7 +143,8 @@ void write_curves(const Evaluation& evaluation, const std::string& file) {
 int run_simulate(const SimulateArgs& args) {
   std::optional<Spec> spec;
   if (!args.spec.empty()) spec = load_spec(args.spec);
-  Recording recording = Recording::load(args.data, spec ? &spec->space : nullptr);
+  // Any recording `steer import` reads, or a results store (.db, .db.gz).
+  Recording recording = load_recording(args.data, spec ? &spec->space : nullptr);
 
   EvaluationOptions options;
   options.simulation.target = args.target;
@@ -113,6 +155,11 @@ int run_simulate(const SimulateArgs& args) {
   options.seed = args.seed;
   options.threads = args.threads > 0 ? args.threads : std::max(1u, std::thread::hardware_concurrency());
   options.model_path = args.model;
+  for (const std::string& setting : args.settings) {
+    auto eq = setting.find('=');
+    if (eq == std::string::npos) throw Error(fmt::format("--set '{}': expected NAME=VALUE", setting));
+    options.settings[setting.substr(0, eq)] = setting.substr(eq + 1);
+  }
   if (!recording.best_runtime_ms()) {
     throw Error(fmt::format("{}: no valid configuration to aim for ({} recorded, none with status ok)", args.data,
                             recording.present_count()));
@@ -121,7 +168,7 @@ int run_simulate(const SimulateArgs& args) {
 
   if (!args.curves.empty()) write_curves(evaluation, args.curves);
   if (args.json) {
-    print_json(evaluation);
+    print_json(evaluation, recording, args);
   } else {
     print_table(evaluation, recording, args);
   }
@@ -134,13 +181,17 @@ Runner register_simulate(CLI::App& app) {
   auto args = std::make_shared<SimulateArgs>();
   CLI::App* command = app.add_subcommand(
       "simulate", "Replay searchers against a recording: tests and simulated time to a well-performing configuration");
-  command->add_option("--data", args->data, "Recording (KTT JSON, Kernel Tuner cache, T4, Steer JSON; .gz read)")
+  command
+      ->add_option("--data", args->data,
+                   "Recording (KTT JSON, Kernel Tuner cache, T4, Steer JSON) or results store; .gz read")
       ->required();
   command->add_option("--searcher", args->searchers, "Searchers to evaluate, comma-separated")
       ->required()
       ->delimiter(',');
   command->add_option("--spec", args->spec, "Replay over this spec's space instead of the recorded configurations");
   command->add_option("--model", args->model, "Model file for model-guided searchers");
+  command->add_option("--set", args->settings,
+                      "Searcher setting NAME=VALUE for every searcher evaluated (repeatable; random ignores them)");
   command->add_option("--runs", args->runs, "Runs per searcher (seeds seed, seed+1, ...)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -163,6 +214,8 @@ Runner register_simulate(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   command->add_flag("--json", args->json, "Print the statistics as JSON");
+  command->add_flag("--details", args->details,
+                    "With --json: add per-run tests to target and the best-so-far curves (for steer report)");
   command->add_option("--curves", args->curves, "Write best-so-far curves (mean, std vs tests and time) as CSV");
   return [args] { return run_simulate(*args); };
 }

@@ -82,6 +82,38 @@ TEST(SimulateCommand, PrintsATableAndWritesCurves) {
   fs::remove(curves);
 }
 
+TEST(SimulateCommand, ReadsAGzippedResultsStore) {
+  // data/h200/coulomb_h200.db.gz: `steer tune --db` on the H200, every configuration, gzipped.
+  Outcome outcome = run_steer(
+      "simulate --data '" STEER_SOURCE_DIR "/data/h200/coulomb_h200.db.gz' --searcher random --runs 10 --json", false);
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  nlohmann::json report = nlohmann::json::parse(outcome.output);
+  EXPECT_EQ(report["configs"], 210);
+  EXPECT_EQ(report["valid"], 210);
+  EXPECT_EQ(report["device"], "NVIDIA H200");
+  EXPECT_FALSE(report["searchers"][0].contains("run_tests_to_target")) << "per-run data only with --details";
+}
+
+TEST(SimulateCommand, DetailsGiveEveryRunAndTheCurves) {
+  Outcome outcome = run_steer("simulate --data '" STEER_SHARED_DIR
+                              "/data/ktt/coulomb_rtx2080.ktt.json.gz' --searcher exhaustive --runs 4 --json --details",
+                              false);
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  nlohmann::json report = nlohmann::json::parse(outcome.output);
+  EXPECT_EQ(report["runs"], 4);
+  EXPECT_EQ(report["target"], 1.1);
+  EXPECT_DOUBLE_EQ(report["target_time"].get<double>(), 1.1 * report["best_time"].get<double>());
+  const nlohmann::json& exhaustive = report["searchers"][0];
+  ASSERT_EQ(exhaustive["run_tests_to_target"].size(), 4u);
+  for (const auto& tests : exhaustive["run_tests_to_target"]) EXPECT_EQ(tests, exhaustive["median_tests"]);
+  EXPECT_EQ(exhaustive["run_tests"], exhaustive["run_tests_to_target"]) << "each run stops at the target";
+  const nlohmann::json& by_test = exhaustive["curve_by_test"];
+  EXPECT_EQ(by_test["x"].size(), exhaustive["median_tests"].get<std::size_t>()) << "one point per test";
+  EXPECT_EQ(by_test["runs_with_valid"][0], 4);
+  EXPECT_EQ(by_test["std_best_ms"][0], 0.0) << "every exhaustive run is the same";
+  EXPECT_EQ(exhaustive["curve_by_time"]["x"].size(), 100u);
+}
+
 TEST(SimulateCommand, ExplainsWhatIsWrong) {
   const std::string pnpoly = "--data '" STEER_SHARED_DIR "/data/ktt/pnpoly_rtx2080ti.ktt.json.gz'";
   Outcome unknown = run_steer("simulate " + pnpoly + " --searcher random,clairvoyant --runs 1", true);

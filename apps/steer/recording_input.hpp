@@ -1,0 +1,28 @@
+#pragma once
+// What `steer simulate --data` and `steer report --db` read: a Steer results store (SQLite,
+// plain or gzip-compressed) or any recording `steer import` reads (KTT, Kernel Tuner, T4,
+// Steer JSON; gzip or not).
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+
+#include "steer/replay.hpp"
+#include "steer/space.hpp"
+#include "steer/store.hpp"
+
+namespace steer::cli {
+
+// True when `file` (after gunzip) starts with the SQLite header.
+bool is_results_store(const std::filesystem::path& file);
+
+// The tests of one tuning of a results store, or the contents of a recording file.
+// A store with several tunings needs `tuning` (the error lists them); a store is read in
+// the order its tests were appended. Throws Error / StoreError naming the file.
+ImportedRecording read_recording(const std::filesystem::path& file, std::optional<std::int64_t> tuning = {});
+
+// read_recording, laid over `definition`'s space when given (Recording::from_import); errors
+// name the file.
+Recording load_recording(const std::filesystem::path& file, const SpaceDefinition* definition = nullptr,
+                         std::optional<std::int64_t> tuning = {});
+
+}  // namespace steer::cli
