@@ -1,4 +1,5 @@
-// steer export: write one tuning of a results store as CSV, T4 JSON or Steer JSON.
+// steer export: write one tuning of a results store as CSV, T4 JSON, Steer JSON or a Kernel
+// Tuner cache file.
 #include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
@@ -83,13 +84,15 @@ int run_export(const ExportArgs& args) {
 
 Runner register_export(CLI::App& app) {
   auto args = std::make_shared<ExportArgs>();
-  CLI::App* cmd = app.add_subcommand("export", "Write the tests of one tuning as CSV, T4 JSON or Steer JSON");
+  CLI::App* cmd = app.add_subcommand(
+      "export", "Write the tests of one tuning as CSV, T4 JSON, Steer JSON or a Kernel Tuner cache");
   cmd->add_option("--db", args->db, "Results store (SQLite)")->required();
   cmd->add_option("--tuning", args->tuning, "Tuning id; needed when the store holds several (they are listed)");
   cmd->add_option("--format", args->format,
-                  "csv (one row per test), t4 (T4 JSON, for other autotuners) or json (Steer JSON, every field)")
+                  "csv (one row per test), t4 (T4 JSON, for other autotuners), json (Steer JSON, every field) "
+                  "or kerneltuner (a Kernel Tuner cache file, e.g. for its simulation mode)")
       ->required()
-      ->check(CLI::IsMember({"csv", "t4", "json"}));
+      ->check(CLI::IsMember({"csv", "t4", "json", "kerneltuner"}));
   cmd->add_option("--out", args->out, "Output file (default: standard output)");
   return [args] { return run_export(*args); };
 }

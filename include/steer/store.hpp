@@ -65,6 +65,10 @@ class Store {
   // process being killed. A configuration the tuning already holds is not written again:
   // the first measurement is kept and append returns false.
   bool append(std::int64_t tuning, const Result& result);
+  // Commits `result` in place of the tuning's earlier test of the same configuration (a
+  // re-measurement that adds counters or energy, say), as the newest test; true when
+  // there was one to replace.
+  bool replace(std::int64_t tuning, const Result& result);
   // Commits many tests in one transaction (all or none); returns how many were new.
   std::size_t append(std::int64_t tuning, std::span<const Result> results);
 
@@ -137,12 +141,15 @@ enum class ExportFormat {
   Csv,   // one row per test: parameters, status, times, errors, then one column per counter
   T4,    // T4 JSON (schema_version 1.0.0), for other autotuning tools
   Json,  // Steer JSON: full fidelity, imports back to equal Results
+  KernelTuner,  // Kernel Tuner cache file, for Kernel Tuner's simulation mode (and import back)
 };
-std::optional<ExportFormat> export_format_from_string(std::string_view name) noexcept;  // csv, t4, json
+// csv, t4, json, kerneltuner
+std::optional<ExportFormat> export_format_from_string(std::string_view name) noexcept;
 
 void export_csv(std::ostream& out, std::span<const Result> results);
 void export_t4(std::ostream& out, const TuningKey& tuning, std::span<const Result> results);
 void export_steer_json(std::ostream& out, const TuningKey& tuning, std::span<const Result> results);
+void export_kernel_tuner(std::ostream& out, const TuningKey& tuning, std::span<const Result> results);
 void export_results(std::ostream& out, ExportFormat format, const TuningKey& tuning,
                     std::span<const Result> results);
 

@@ -26,7 +26,8 @@ namespace {
 enum class Covariance { Matern32, Matern52, Rbf };
 
 struct BayesOptions {
-  std::uint64_t initial_samples = 20;            // random tests before the model chooses (KT's popsize)
+  std::uint64_t initial_samples = 20;            // tests before the model chooses (KT's popsize)
+  bool latin_hypercube = true;                   // KT's samplingmethod: lhs (true) or random
   std::uint64_t candidates = 1000;               // random untested configurations scored per choice
   std::uint64_t max_points = 300;                // measurements the Gaussian process is fitted to
   Covariance covariance = Covariance::Matern32;  // KT's covariancekernel
@@ -42,7 +43,8 @@ class BayesSearcher final : public Searcher {
   void start(const Space& space) override {
     space_ = &space;
     memory_.reset(space.size());
-    initial_ = space.sample(random_.engine(), options_.initial_samples);
+    initial_ = options_.latin_hypercube ? latin_hypercube(options_.initial_samples)
+                                        : space.sample(random_.engine(), options_.initial_samples);
     next_initial_ = 0;
     measured_.clear();
   }
@@ -199,6 +201,40 @@ class BayesSearcher final : public Searcher {
     return gain * cdf + sigma * pdf;
   }
 
+  // Kernel Tuner's initial design (samplingmethod=lhs): a Latin hypercube of n points over the
+  // parameters' value indices. For each parameter, [0, 1) is cut into n strata, taken in random
+  // order, a uniform point in each, scaled to the value list. Points that are invalid or drawn
+  // twice are dropped, as Kernel Tuner does, and random configurations make up the n.
+  std::vector<ConfigIndex> latin_hypercube(std::uint64_t n) {
+    n = std::min<std::uint64_t>(n, space_->size());
+    const auto& parameters = space_->parameters();
+    std::vector<std::vector<std::uint32_t>> columns(parameters.size(), std::vector<std::uint32_t>(n));
+    for (std::size_t p = 0; p < parameters.size(); ++p) {
+      std::vector<std::uint64_t> strata(n);
+      for (std::uint64_t i = 0; i < n; ++i) strata[i] = i;
+      random_.shuffle(strata);
+      const std::uint64_t values = parameters[p].values.size();
+      for (std::uint64_t i = 0; i < n; ++i) {
+        const double x = (static_cast<double>(strata[i]) + random_.unit()) / static_cast<double>(n);
+        columns[p][i] = static_cast<std::uint32_t>(
+            std::min<std::uint64_t>(values - 1, static_cast<std::uint64_t>(x * static_cast<double>(values))));
+      }
+    }
+    std::vector<ConfigIndex> design;
+    std::set<ConfigIndex> chosen;
+    ValueIndices point(parameters.size());
+    for (std::uint64_t i = 0; i < n; ++i) {
+      for (std::size_t p = 0; p < parameters.size(); ++p) point[p] = columns[p][i];
+      if (auto index = space_->index_of(point); index && chosen.insert(*index).second) design.push_back(*index);
+    }
+    // A distinct sample of n + |design| holds at least n - |design| configurations not chosen yet.
+    for (ConfigIndex c : space_->sample(random_.engine(), std::min<std::uint64_t>(space_->size(), n + design.size()))) {
+      if (design.size() == n) break;
+      if (chosen.insert(c).second) design.push_back(c);
+    }
+    return design;
+  }
+
   search::Random random_;
   BayesOptions options_;
   const Space* space_ = nullptr;
@@ -214,6 +250,7 @@ std::unique_ptr<Searcher> make_bayes_searcher(const SearcherOptions& options) {
   search::Settings settings("bayes", options.settings);
   BayesOptions bayes;
   bayes.initial_samples = settings.integer("popsize", bayes.initial_samples, 1, 1'000'000);
+  bayes.latin_hypercube = settings.choice("samplingmethod", "lhs", {"lhs", "random"}) == "lhs";
   bayes.candidates = settings.integer("candidates", bayes.candidates, 1, 10'000'000);
   bayes.max_points = settings.integer("max_points", bayes.max_points, 2, 5'000);
   const std::string covariance =

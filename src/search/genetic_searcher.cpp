@@ -16,11 +16,12 @@ namespace {
 enum class Crossover { Uniform, SinglePoint, TwoPoint, DisruptiveUniform };
 
 struct GeneticOptions {
-  std::uint64_t popsize = 30;  // shrunk to half the space for small spaces, as Kernel Tuner
+  // Kernel Tuner 1.5's defaults.
+  std::uint64_t popsize = 26;  // shrunk to half the space for small spaces, as Kernel Tuner
   bool popsize_given = false;
-  std::uint64_t maxiter = 30;  // generations before the population starts afresh
-  Crossover method = Crossover::Uniform;
-  std::uint64_t mutation_chance = 20;  // a child mutates with probability 1 / mutation_chance
+  std::uint64_t maxiter = 90;  // generations before the population starts afresh
+  Crossover method = Crossover::SinglePoint;
+  std::uint64_t mutation_chance = 55;  // a child mutates with probability 1 / mutation_chance
 };
 
 class GeneticSearcher final : public Searcher {
@@ -186,7 +187,7 @@ std::unique_ptr<Searcher> make_genetic_searcher(const SearcherOptions& options) 
   genetic.popsize = settings.integer("popsize", genetic.popsize, 2, 1'000'000);
   genetic.maxiter = settings.integer("maxiter", genetic.maxiter, 1, 1'000'000);
   const std::string method =
-      settings.choice("method", "uniform", {"uniform", "single_point", "two_point", "disruptive_uniform"});
+      settings.choice("method", "single_point", {"uniform", "single_point", "two_point", "disruptive_uniform"});
   genetic.method = method == "uniform"        ? Crossover::Uniform
                    : method == "single_point" ? Crossover::SinglePoint
                    : method == "two_point"    ? Crossover::TwoPoint

@@ -7,6 +7,7 @@ std::optional<ExportFormat> export_format_from_string(std::string_view name) noe
   if (name == "csv") return ExportFormat::Csv;
   if (name == "t4") return ExportFormat::T4;
   if (name == "json") return ExportFormat::Json;
+  if (name == "kerneltuner") return ExportFormat::KernelTuner;
   return std::nullopt;
 }
 
@@ -15,6 +16,7 @@ void export_results(std::ostream& out, ExportFormat format, const TuningKey& tun
     case ExportFormat::Csv: export_csv(out, results); return;
     case ExportFormat::T4: export_t4(out, tuning, results); return;
     case ExportFormat::Json: export_steer_json(out, tuning, results); return;
+    case ExportFormat::KernelTuner: export_kernel_tuner(out, tuning, results); return;
   }
 }
 

@@ -131,6 +131,112 @@ TEST(ExportT4, ImportsBackWithTheSameTimes) {
   }
 }
 
+// What Kernel Tuner's process_cache and read_cache need (kernel_tuner/util.py): the header
+// fields, tune_params_keys in configuration order with their value lists, and a cache of
+// entries keyed by ",".join(str(value)), each with its parameters, time and timings.
+TEST(ExportKernelTuner, IsAKernelTunerCacheFile) {
+  std::vector<Result> results = varied_results();
+  results[1].status = Status::Ok;
+  std::ostringstream out;
+  export_kernel_tuner(out, kKey, results);
+  const std::string text = out.str();
+  // read_cache treats a file that does not end so as cut short, and closes it again.
+  EXPECT_EQ(text.substr(text.size() - 4), "}\n}\n");
+  nlohmann::ordered_json cache = nlohmann::ordered_json::parse(text);
+
+  EXPECT_EQ(cache["device_name"], kKey.device);
+  EXPECT_EQ(cache["kernel_name"], kKey.spec_name);
+  EXPECT_EQ(cache["problem_size"], nlohmann::json::parse("[4096, 4096]"));
+  EXPECT_EQ(cache["objective"], "time");
+  EXPECT_EQ(cache["tune_params_keys"],
+            nlohmann::json::parse(R"(["TILE", "RATIO", "SCALE", "USE_SHMEM", "LAYOUT"])"));
+  EXPECT_EQ(cache["tune_params"]["TILE"], nlohmann::json::parse("[1, 2, 3]"));
+  EXPECT_EQ(cache["tune_params"]["RATIO"], nlohmann::json::parse("[0.25, 0.5]"));
+  EXPECT_EQ(cache["tune_params"]["USE_SHMEM"], nlohmann::json::parse("[false, true]"));
+
+  ASSERT_EQ(cache["cache"].size(), 3u);
+  std::vector<std::string> keys;
+  for (const auto& [key, entry] : cache["cache"].items()) keys.push_back(key);
+  // Python's str(): 2.0 keeps its point, booleans are True/False, strings unquoted.
+  EXPECT_EQ(keys, (std::vector<std::string>{"1,0.5,2.0,True,row, \"major\"", "2,0.5,2.0,True,row, \"major\"",
+                                            "3,0.25,1.0,False,col"}));
+
+  const auto& ok = cache["cache"][keys[1]];
+  EXPECT_EQ(ok["TILE"], 2);
+  EXPECT_TRUE(ok["SCALE"].is_number_float());
+  EXPECT_EQ(ok["USE_SHMEM"], true);
+  EXPECT_EQ(ok["time"].get<double>(), results[1].time.mean_ms);  // Kernel Tuner's objective: the mean
+  EXPECT_EQ(ok["times"].get<std::vector<double>>(), results[1].time.samples_ms);
+  EXPECT_EQ(ok["compile_time"].get<double>(), results[1].compile_ms);
+  EXPECT_EQ(ok["verification_time"].get<double>(), results[1].validation_ms);
+  EXPECT_EQ(ok["framework_time"].get<double>(), results[1].overhead_ms);
+  EXPECT_EQ(ok["benchmark_time"].get<double>(), 1.25 + 1.0 / 3.0 + 2.5e-7 + 1e30);
+  EXPECT_EQ(ok["timestamp"], results[1].timestamp);
+
+  const auto& wrong_output = cache["cache"][keys[0]];
+  EXPECT_EQ(wrong_output["time"], "RuntimeFailedConfig");
+  EXPECT_FALSE(wrong_output.contains("times"));
+  EXPECT_EQ(wrong_output["threads"].get<double>(), 16777216.0);  // counters as observers write them
+  EXPECT_EQ(wrong_output["energy"].get<double>(), 0.0123);
+  EXPECT_EQ(wrong_output["power"].get<double>(), 310.5);
+  EXPECT_EQ(cache["cache"][keys[2]]["time"], "CompilationFailedConfig");
+  EXPECT_EQ(cache["cache"][keys[2]]["compile_time"].get<double>(), 120.5);
+}
+
+TEST(ExportKernelTuner, ProblemSizesAndSkippedTests) {
+  Result skipped;
+  skipped.configuration = {{"X", Value(1)}};
+  skipped.status = Status::Skipped;
+  Result timeout = skipped;
+  timeout.configuration = {{"X", Value(2)}};
+  timeout.status = Status::Timeout;
+  std::vector<Result> results{skipped, timeout, skipped};  // the first test of a configuration wins
+  for (const auto& [size, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"4096", "4096"}, {"4096x16", "[4096, 16]"}, {"N=4096", "\"N=4096\""}, {"h200", "\"h200\""}}) {
+    std::ostringstream out;
+    export_kernel_tuner(out, TuningKey{"k", "", "dev", "cuda", size}, results);
+    nlohmann::json cache = nlohmann::json::parse(out.str());
+    EXPECT_EQ(cache["problem_size"], nlohmann::json::parse(expected)) << size;
+    ASSERT_EQ(cache["cache"].size(), 2u);
+    EXPECT_EQ(cache["cache"]["1"]["time"], "InvalidConfig");
+    EXPECT_EQ(cache["cache"]["2"]["time"], "RuntimeFailedConfig");
+  }
+}
+
+TEST(ExportKernelTuner, ImportsBackWithTheSameTimes) {
+  ScratchDir dir;
+  ImportedRecording original = import_recording(kData / "kerneltuner/convolution_milo_a100.kt.json.gz");
+  std::ostringstream out;
+  export_kernel_tuner(out, kKey, original.results);
+  write(dir / "conv.json", out.str());
+
+  ImportedRecording back = import_recording(dir / "conv.json");
+  EXPECT_EQ(back.format, RecordingFormat::KernelTunerCache);
+  EXPECT_EQ(back.device, kKey.device);
+  EXPECT_EQ(back.kernel, kKey.spec_name);
+  EXPECT_EQ(back.problem_size, kKey.problem_size);
+  ASSERT_EQ(back.parameters.size(), original.parameters.size());
+  for (std::size_t p = 0; p < back.parameters.size(); ++p) {
+    EXPECT_EQ(back.parameters[p].name, original.parameters[p].name);
+  }
+  ASSERT_EQ(back.results.size(), original.results.size());
+  for (std::size_t i = 0; i < back.results.size(); ++i) {
+    const Result& a = original.results[i];
+    const Result& b = back.results[i];
+    ASSERT_EQ(a.key(), b.key());
+    EXPECT_EQ(a.status, b.status) << a.key();
+    EXPECT_EQ(a.message, b.message) << a.key();
+    EXPECT_EQ(a.time.samples_ms, b.time.samples_ms) << a.key();
+    EXPECT_EQ(a.time.mean_ms, b.time.mean_ms) << a.key();
+    EXPECT_EQ(a.time.median_ms, b.time.median_ms) << a.key();
+    EXPECT_EQ(a.compile_ms, b.compile_ms) << a.key();
+    EXPECT_EQ(a.validation_ms, b.validation_ms) << a.key();
+    EXPECT_EQ(a.overhead_ms, b.overhead_ms) << a.key();
+    EXPECT_EQ(a.counters, b.counters) << a.key();  // GFLOP/s
+    EXPECT_EQ(a.timestamp, b.timestamp) << a.key();
+  }
+}
+
 // Splits CSV text (RFC 4180: quoted fields may hold commas, quotes and line breaks).
 std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
   std::vector<std::vector<std::string>> rows(1);
@@ -245,6 +351,14 @@ TEST(Cli, ImportThenExport) {
   std::tie(status, output) = run_steer("export --db " + db + " --tuning 2 --format t4");
   ASSERT_EQ(status, 0);
   EXPECT_EQ(nlohmann::json::parse(output)["results"].size(), 210u);
+
+  // Kernel Tuner's cache file, imported into a fresh store: the same tests.
+  const std::string kt = (dir / "coulomb.json").string();
+  std::tie(status, output) = run_steer("export --db " + db + " --tuning 2 --format kerneltuner --out " + kt);
+  ASSERT_EQ(status, 0) << output;
+  std::tie(status, output) = run_steer("import " + kt + " --db " + (dir / "back.db").string());
+  ASSERT_EQ(status, 0) << output;
+  EXPECT_NE(output.find("210 configurations: 210 imported"), std::string::npos) << output;
 
   std::tie(status, output) = run_steer("export --db " + (dir / "none.db").string() + " --format csv");
   EXPECT_EQ(status, 1);
