@@ -44,6 +44,7 @@ struct TuneArgs {
   int compile_threads = 0;
   int repetitions = 10;
   int warmup = 1;
+  double max_test_ms = 0;
   std::vector<std::string> settings;
   std::string model;
   std::string counters;            // empty: no counters (--counters)
@@ -189,6 +190,7 @@ int run_tune(const TuneArgs& args) {
   options.compile_threads = args.compile_threads;
   options.run.repetitions = args.repetitions;
   options.run.warmup = args.warmup;
+  options.run.max_total_ms = args.max_test_ms;
   options.run.measure = measure_request(args.counters, args.energy_window_s);
   options.objective = Objective::parse(args.objective);
   options.on_warning = [](const std::string& warning) { fmt::print(stderr, "steer: warning: {}\n", warning); };
@@ -232,6 +234,9 @@ Runner register_tune(CLI::App& app) {
   cmd->add_option("--model", args->model, "Counter model for model-guided searchers (steer model train)");
   cmd->add_option("--repetitions", args->repetitions, "Timed launches per test")->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", args->warmup, "Untimed launches before timing")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-test-ms", args->max_test_ms,
+                  "Stop a test's timed launches once this much kernel time was timed (at least one; 0: no cap)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--compile-threads", args->compile_threads, "Compiler threads (0: cores - 1)");
   cmd->add_flag("--no-compile-ahead", args->no_compile_ahead, "Compile each configuration just before it runs");
   cmd->add_option("--counters", args->counters,

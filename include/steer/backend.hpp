@@ -77,6 +77,11 @@ struct RunOptions {
   int warmup = 1;
   int repetitions = 10;          // timed launches (at least)
   double min_total_ms = 0;       // keep repeating until this much kernel time was timed
+  // Stop repeating once this much kernel time was timed, even before `repetitions` (0: no
+  // cap). At least one launch is timed. Slow configurations then cost a bounded time: an
+  // exhaustive recording spends its time where the fast ones are. Below min_total_ms it
+  // has no effect.
+  double max_total_ms = 0;
   double timeout_ms = 10'000;    // a launch slower than this is a timeout
   bool read_outputs = true;      // copy outputs back for validation
   MeasureRequest measure;        // counters / energy, where the backend supports them

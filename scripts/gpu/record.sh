@@ -10,6 +10,8 @@
 #   STEER_RECORD_DEADLINE=SECONDS  stop everything this long after the script started: later
 #                                  benchmarks get what the earlier ones left (resume later)
 #   STEER_RECORD_REPETITIONS=N     timed launches per test (default 10)
+#   STEER_RECORD_MAX_TEST_MS=T     fewer launches once T ms were timed (default 100: a 50 ms
+#                                  configuration gets 2, a 1 ms one all 10)
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bundle="$root/.gpu-bundle"
@@ -37,7 +39,7 @@ for name in "$@"; do
   fi
   [ -n "$limit" ] && extra+=(--time "$limit")
   "$bundle/steer" tune "$root/kernels/$name/spec.json" --backend cuda --size h200 --searcher exhaustive \
-    --repetitions "${STEER_RECORD_REPETITIONS:-10}" "${extra[@]}" --db "$db" --json >"$out/${name}_h200.json" 2>"$out/${name}_h200.log"
+    --repetitions "${STEER_RECORD_REPETITIONS:-10}" --max-test-ms "${STEER_RECORD_MAX_TEST_MS:-100}" "${extra[@]}" --db "$db" --json >"$out/${name}_h200.json" 2>"$out/${name}_h200.log"
   echo "exit $?"
   tail -n 2 "$out/${name}_h200.log"
   cat "$out/${name}_h200.json"

@@ -409,6 +409,17 @@ TEST_F(CudaGpu, VectorAddIsCorrectAndTimed) {
   }
 }
 
+TEST_F(CudaGpu, StopsRepeatingOnceTheMaximumTotalTimeWasTimed) {
+  VectorAddData data;
+  backend->load(cuda_program(kVectorAdd, "vector_add", data.arguments()));
+  RunOptions options = quick();
+  options.repetitions = 50;
+  options.max_total_ms = 1e-6;
+  RunResult result = run(vector_instance(), options);
+  ASSERT_EQ(result.status, Status::Ok) << result.message;
+  EXPECT_EQ(result.time.samples_ms.size(), 1u);
+}
+
 TEST_F(CudaGpu, CollectsTheDefaultCountersWithExactInstructionCounts) {
   VectorAddData data;
   backend->load(cuda_program(kVectorAdd, "vector_add", data.arguments()));

@@ -133,6 +133,21 @@ TEST_F(OpenclBackendTest, RepeatsUntilTheMinimumTotalTime) {
   EXPECT_GE(std::accumulate(result.time.samples_ms.begin(), result.time.samples_ms.end(), 0.0), 5.0);
 }
 
+TEST_F(OpenclBackendTest, StopsRepeatingOnceTheMaximumTotalTimeWasTimed) {
+  backend_->load(vector_add_program());
+  const KernelInstance instance = instance_1d(64, {{"SCALE", "1"}});
+  const auto kernel = backend_->compile(instance);
+  // Any launch takes longer than 1 ns: one timed launch, not 50.
+  RunResult capped = backend_->run(*kernel, instance, {.warmup = 0, .repetitions = 50, .max_total_ms = 1e-6});
+  ASSERT_EQ(capped.status, Status::Ok) << capped.message;
+  EXPECT_EQ(capped.time.samples_ms.size(), 1u);
+  RunResult plain = backend_->run(*kernel, instance, {.warmup = 0, .repetitions = 50});
+  EXPECT_EQ(plain.time.samples_ms.size(), 50u);
+  // The minimum total still comes first.
+  RunResult both = backend_->run(*kernel, instance, {.warmup = 0, .repetitions = 50, .min_total_ms = 2, .max_total_ms = 1e-6});
+  EXPECT_GE(std::accumulate(both.time.samples_ms.begin(), both.time.samples_ms.end(), 0.0), 2.0);
+}
+
 TEST_F(OpenclBackendTest, SkipsReadingOutputsWhenNotAsked) {
   backend_->load(vector_add_program());
   const KernelInstance instance = instance_1d(64, {{"SCALE", "1"}});

@@ -209,8 +209,12 @@ class Worker {
       for (int i = 0; i < options.warmup; ++i) launch(function, instance, options.timeout_ms, what);
       double total_ms = 0;
       // At least one timed launch, so that there is an output to read.
-      while (reply.samples_ms.empty() || static_cast<int>(reply.samples_ms.size()) < options.repetitions ||
-             total_ms < options.min_total_ms) {
+      const auto more = [&] {
+        if (reply.samples_ms.empty() || total_ms < options.min_total_ms) return true;
+        if (options.max_total_ms > 0 && total_ms >= options.max_total_ms) return false;
+        return static_cast<int>(reply.samples_ms.size()) < options.repetitions;
+      };
+      while (more()) {
         reply.samples_ms.push_back(launch(function, instance, options.timeout_ms, what));
         total_ms += reply.samples_ms.back();
       }

@@ -88,7 +88,8 @@ MessageWriter encode(const RunRequest& request) {
   const RunOptions& o = request.options;
   message.put(request.key).put(request.symbol).put(request.kernel_name).put(request.image);
   message.put(i.config_index).put(i.grid).put(i.block).put(i.shared_memory_bytes);
-  message.put(o.warmup).put(o.repetitions).put(o.min_total_ms).put(o.timeout_ms).put(o.read_outputs);
+  message.put(o.warmup).put(o.repetitions).put(o.min_total_ms).put(o.max_total_ms).put(o.timeout_ms);
+  message.put(o.read_outputs);
   const MeasureRequest& m = o.measure;
   message.put(m.counters).put(m.metrics.size());
   for (const std::string& metric : m.metrics) message.put(metric);
@@ -111,6 +112,7 @@ RunRequest decode_run_request(MessageReader message) {
   o.warmup = message.get<int>();
   o.repetitions = message.get<int>();
   o.min_total_ms = message.get<double>();
+  o.max_total_ms = message.get<double>();
   o.timeout_ms = message.get<double>();
   o.read_outputs = message.get<bool>();
   MeasureRequest& m = o.measure;

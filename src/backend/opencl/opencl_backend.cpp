@@ -295,7 +295,9 @@ class OpenclBackend final : public Backend {
     std::vector<double> samples;
     double timed_ms = 0;
     const auto timing_done = [&] {
-      return static_cast<int>(samples.size()) >= options.repetitions && timed_ms >= options.min_total_ms;
+      if (samples.empty() || timed_ms < options.min_total_ms) return false;
+      if (options.max_total_ms > 0 && timed_ms >= options.max_total_ms) return true;
+      return static_cast<int>(samples.size()) >= options.repetitions;
     };
     for (int launch = 0; launch < options.warmup || !timing_done(); ++launch) {
       restore_buffers(program);
