@@ -12,11 +12,7 @@
 
 namespace steer::cli {
 
-// True when `file` (after gunzip) starts with the SQLite header.
-bool is_results_store(const std::filesystem::path& file);
-
-// The tests of one tuning of a results store, or the contents of a recording file.
-// A store with several tunings needs `tuning` (the error lists them); a store is read in
+// import_recording, with a clear error for a file that does not exist. A store is read in
 // the order its tests were appended. Throws Error / StoreError naming the file.
 ImportedRecording read_recording(const std::filesystem::path& file, std::optional<std::int64_t> tuning = {});
 

@@ -12,6 +12,7 @@
 #include "steer/error.hpp"
 #include "steer/space.hpp"
 #include "steer/spec.hpp"
+#include "store/formats.hpp"  // store_detail::to_json: a Value as JSON, as the store writes it
 
 namespace steer::cli {
 namespace {
@@ -32,16 +33,6 @@ Space build_space(const Spec& spec, const std::string& file) {
   } catch (const SpaceError& error) {
     throw SpaceError(fmt::format("{}: {}", file, error.what()));
   }
-}
-
-nlohmann::ordered_json to_json(const Value& value) {
-  switch (value.type()) {
-    case ValueType::Int: return value.as_int();
-    case ValueType::Float: return value.as_double();
-    case ValueType::Bool: return value.as_bool();
-    case ValueType::String: return value.as_string();
-  }
-  return nullptr;
 }
 
 // 205216 -> "205,216"
@@ -93,7 +84,7 @@ void print_summary_json(const Spec& spec, const std::string& file, const Space& 
   nlohmann::ordered_json parameters = nlohmann::ordered_json::array();
   for (const Parameter& parameter : space.parameters()) {
     nlohmann::ordered_json values = nlohmann::ordered_json::array();
-    for (const Value& value : parameter.values) values.push_back(to_json(value));
+    for (const Value& value : parameter.values) values.push_back(store_detail::to_json(value));
     parameters.push_back({{"name", parameter.name}, {"type", to_string(parameter.type)}, {"values", values}});
   }
   nlohmann::ordered_json constraints = nlohmann::ordered_json::array();
@@ -148,7 +139,7 @@ void list_configurations(const Space& space, bool as_json) {
   std::string header;
   for (std::size_t p = 0; p < parameters.size(); ++p) {
     for (const Value& value : parameters[p].values) {
-      cells[p].push_back(as_json ? to_json(value).dump() : csv_field(value.to_string()));
+      cells[p].push_back(as_json ? store_detail::to_json(value).dump() : csv_field(value.to_string()));
     }
     if (p != 0) header += ',';
     header += as_json ? nlohmann::ordered_json(parameters[p].name).dump() : csv_field(parameters[p].name);

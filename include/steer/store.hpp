@@ -116,12 +116,14 @@ struct ImportedRecording {
   std::vector<Result> results;                // in the order of the file
 };
 
-// Reads a recording in any of the formats above, detected by content; gzip-compressed
-// files are read transparently. Times become milliseconds, failures statuses, counters
-// and other per-configuration measurements Result::counters (the mapping of each format
-// is described at the top of src/store/import_<format>.cpp). Throws StoreError naming
-// the file and what is wrong.
-ImportedRecording import_recording(const std::filesystem::path& file);
+// Reads a recording in any of the formats above, detected by content, or one tuning of a
+// Steer results store (SQLite); gzip-compressed files are read transparently. Times become
+// milliseconds, failures statuses, counters and other per-configuration measurements
+// Result::counters (the mapping of each format is described at the top of
+// src/store/import_<format>.cpp). A store with several tunings needs `tuning` (the error
+// lists them); `tuning` on a recording file is an Error. Throws StoreError naming the file
+// and what is wrong.
+ImportedRecording import_recording(const std::filesystem::path& file, std::optional<std::int64_t> tuning = {});
 
 // One Result per configuration, in order of first appearance, for recordings that test a
 // configuration more than once (KTT's profile-based searcher runs configurations again to

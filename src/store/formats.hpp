@@ -105,6 +105,14 @@ std::vector<RecordedParameter> parameters_found(std::span<const Result> results)
 // Fills device and problem size of results that do not carry their own.
 void stamp_results(ImportedRecording& recording);
 
+// A Steer results store (SQLite) whose bytes, gunzipped, are `contents`: one tuning of it
+// (import_recording explains `tuning`). Reads `file` itself when it is not compressed, else
+// a temporary copy.
+ImportedRecording import_results_store(const std::filesystem::path& file, const std::string& contents,
+                                       std::optional<std::int64_t> tuning);
+// The first bytes of every SQLite database, its terminating NUL included.
+inline constexpr std::string_view kSqliteHeader{"SQLite format 3\0", 16};
+
 // The marker of a Steer JSON document.
 inline constexpr std::string_view kSteerFormatName = "steer-results";
 inline constexpr int kSteerFormatVersion = 1;

@@ -103,8 +103,10 @@ const char* to_string(RecordingFormat format) noexcept {
 
 std::string recorded_counter_name(std::string_view raw_name) { return std::string(raw_name); }
 
-ImportedRecording import_recording(const std::filesystem::path& file) {
+ImportedRecording import_recording(const std::filesystem::path& file, std::optional<std::int64_t> tuning) {
   std::string text = read_text(file);
+  if (text.starts_with(store_detail::kSqliteHeader)) return store_detail::import_results_store(file, text, tuning);
+  if (tuning) throw Error(fmt::format("--tuning applies to a results store; '{}' is a recording file", file.string()));
   try {
     Json document = parse_document(text);
     text = {};  // the parsed document holds it all now; free the text
