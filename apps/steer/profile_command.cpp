@@ -51,48 +51,6 @@ class SingleConfiguration final : public Searcher {
   int times_ = 1, proposed_ = 0;
 };
 
-// "NAME=VALUE,NAME=VALUE" -> the configuration's index. Throws Error naming the culprit.
-ConfigIndex parse_configuration(const Space& space, const std::string& text) {
-  const auto& parameters = space.parameters();
-  std::vector<std::uint32_t> indices(parameters.size(), UINT32_MAX);
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t comma = std::min(text.find(',', start), text.size());
-    std::string item = text.substr(start, comma - start);
-    start = comma + 1;
-    auto eq = item.find('=');
-    if (eq == std::string::npos) throw Error(fmt::format("--config: '{}' is not NAME=VALUE", item));
-    std::string name = item.substr(0, eq), value = item.substr(eq + 1);
-    auto p = space.find_parameter(name);
-    if (!p) throw Error(fmt::format("--config: the space has no parameter '{}'", name));
-    const auto& values = parameters[*p].values;
-    std::optional<std::uint32_t> found;
-    for (std::size_t v = 0; v < values.size() && !found; ++v) {
-      if (values[v].to_string() == value) found = static_cast<std::uint32_t>(v);
-      else if (values[v].is_numeric()) {
-        try {
-          if (values[v].as_double() == std::stod(value)) found = static_cast<std::uint32_t>(v);
-        } catch (const std::exception&) {
-        }
-      }
-    }
-    if (!found) {
-      std::string allowed;
-      for (const Value& v : values) allowed += (allowed.empty() ? "" : ", ") + v.to_string();
-      throw Error(fmt::format("--config: {}={} is not one of the parameter's values ({})", name, value, allowed));
-    }
-    indices[*p] = *found;
-  }
-  std::string missing;
-  for (std::size_t p = 0; p < parameters.size(); ++p) {
-    if (indices[p] == UINT32_MAX) missing += (missing.empty() ? "" : ", ") + parameters[p].name;
-  }
-  if (!missing.empty()) throw Error(fmt::format("--config: no value given for {}", missing));
-  auto index = space.index_of(indices);
-  if (!index) throw Error(fmt::format("--config: {} is not a valid configuration (it breaks a constraint)", text));
-  return *index;
-}
-
 std::vector<std::pair<std::string, double>> bottleneck_list(const Bottlenecks& b) {
   return {{"dram_read", b.dram_read}, {"dram_write", b.dram_write}, {"l2_read", b.l2_read},
           {"l2_write", b.l2_write},   {"shr_load", b.shr_load},     {"shr_store", b.shr_store},
@@ -106,7 +64,12 @@ std::vector<std::pair<std::string, double>> bottleneck_list(const Bottlenecks& b
 int run_profile(const ProfileArgs& args) {
   Spec spec = load_spec(args.spec);
   Space space = Space::build(spec.space);
-  const ConfigIndex config = parse_configuration(space, args.config);
+  ConfigIndex config = 0;
+  try {
+    config = space.index_of_key(args.config);
+  } catch (const Error& e) {
+    throw Error(fmt::format("--config: {}", e.what()));
+  }
   std::string note;
   auto backend = open_backend(args.backend, BackendOptions{.device = args.device}, &note);
   if (!note.empty()) fmt::print(stderr, "steer: {}\n", note);

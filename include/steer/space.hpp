@@ -132,6 +132,10 @@ class Space {
 
   // "NAME=VALUE,NAME=VALUE" in definition order: the canonical text key of a configuration.
   std::string key(ConfigIndex index) const;
+  // The inverse of key(), in any parameter order, numeric values compared as numbers
+  // ("VECTOR=4.0" finds 4). Throws Error naming the culprit: an item that is not
+  // NAME=VALUE, an unknown parameter or value, a missing parameter, a broken constraint.
+  ConfigIndex index_of_key(std::string_view text) const;
 
  private:
   struct Impl;

@@ -98,6 +98,11 @@ class Settings {
     throw Error(fmt::format("searcher '{}': setting {}={} is not one of {}", searcher_, name, *text,
                             fmt::join(allowed, ", ")));
   }
+  // Free text; empty when not given.
+  std::string text(const std::string& name) {
+    const std::string* value = take(name);
+    return value ? *value : std::string();
+  }
   bool flag(const std::string& name, bool fallback) {
     return choice(name, fallback ? "true" : "false", {"true", "false"}) == "true";
   }

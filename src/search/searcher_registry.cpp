@@ -18,6 +18,7 @@ std::unique_ptr<Searcher> make_starchart_searcher(const SearcherOptions&);
 std::unique_ptr<Searcher> make_bayes_searcher(const SearcherOptions&);
 std::unique_ptr<Searcher> make_mcmc_searcher(const SearcherOptions&);
 std::unique_ptr<Searcher> make_profile_based_searcher(const SearcherOptions&);
+std::unique_ptr<Searcher> make_list_searcher(const SearcherOptions&);
 
 namespace {
 
@@ -43,6 +44,8 @@ constexpr Entry kSearchers[] = {
     {"mcmc", "Markov chain Monte Carlo over Hamming-2 neighbours with escapes (KTT)", make_mcmc_searcher},
     {"profile-based", "hardware counters, expert system and a counter model steer weighted random search (--model)",
      make_profile_based_searcher},
+    {"list", "the configurations of a file, in its order (--set file=PATH, one NAME=VALUE,... per line)",
+     make_list_searcher},
 };
 
 }  // namespace

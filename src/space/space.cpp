@@ -316,4 +316,48 @@ std::string Space::key(ConfigIndex index) const {
   return out;
 }
 
+ConfigIndex Space::index_of_key(std::string_view text) const {
+  const auto& parameters = impl_->parameters;
+  std::vector<std::uint32_t> indices(parameters.size(), UINT32_MAX);
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t comma = std::min(text.find(',', start), text.size());
+    std::string_view item = text.substr(start, comma - start);
+    start = comma + 1;
+    auto eq = item.find('=');
+    if (eq == std::string_view::npos) throw Error(fmt::format("'{}' is not NAME=VALUE", item));
+    std::string name(item.substr(0, eq)), value(item.substr(eq + 1));
+    auto p = find_parameter(name);
+    if (!p) throw Error(fmt::format("the space has no parameter '{}'", name));
+    const auto& values = parameters[*p].values;
+    std::optional<std::uint32_t> found;
+    for (std::size_t v = 0; v < values.size() && !found; ++v) {
+      if (values[v].to_string() == value) {
+        found = static_cast<std::uint32_t>(v);
+      } else if (values[v].is_numeric()) {
+        try {
+          std::size_t used = 0;
+          double number = std::stod(value, &used);
+          if (used == value.size() && values[v].as_double() == number) found = static_cast<std::uint32_t>(v);
+        } catch (const std::exception&) {
+        }
+      }
+    }
+    if (!found) {
+      std::string allowed;
+      for (const Value& v : values) allowed += (allowed.empty() ? "" : ", ") + v.to_string();
+      throw Error(fmt::format("{}={} is not one of the parameter's values ({})", name, value, allowed));
+    }
+    indices[*p] = *found;
+  }
+  std::string missing;
+  for (std::size_t p = 0; p < parameters.size(); ++p) {
+    if (indices[p] == UINT32_MAX) missing += (missing.empty() ? "" : ", ") + parameters[p].name;
+  }
+  if (!missing.empty()) throw Error(fmt::format("no value given for {}", missing));
+  auto index = index_of(indices);
+  if (!index) throw Error(fmt::format("{} is not a valid configuration (it breaks a constraint)", text));
+  return *index;
+}
+
 }  // namespace steer

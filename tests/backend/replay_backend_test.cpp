@@ -214,6 +214,7 @@ void expect_loop_matches_simulation(const Recording& recording, const std::strin
 TEST(ReplayBackend, TheRealLoopAndTheSimulationTestTheSameConfigurations) {
   Recording recording = Recording::load(kData / "ktt/pnpoly_rtx2080ti.ktt.json.gz");
   for (const SearcherInfo& searcher : searchers()) {  // adaptive ones make the window matter
+    if (searcher.name == "list") continue;               // needs a file; not a search
     expect_loop_matches_simulation(recording, searcher.name, false);
     expect_loop_matches_simulation(recording, searcher.name, true);
   }
