@@ -57,7 +57,7 @@ struct CompileOutcome {
 struct Pending {
   Proposal proposal;
   std::optional<Result> cached;             // served from the store (resume)
-  bool replaces_stored = false;             // the store's test lacks what is asked for now
+  std::optional<Result> replaced;           // the store's test, which lacks what is asked for now
   std::optional<KernelInstance> instance;   // empty when the geometry failed to evaluate
   std::string instance_error;
   std::future<CompileOutcome> compiled;     // valid when compiled ahead
@@ -168,7 +168,13 @@ MeasureRequest merged_measure(const MeasureRequest& run, const MeasureRequest& s
   merged.counters = run.counters || searcher.counters;
   if (merged.metrics.empty()) merged.metrics = run.metrics;
   merged.energy = run.energy || searcher.energy;
-  merged.energy_window_s = std::max(run.energy_window_s, searcher.energy_window_s);
+  // Only a side that asks for energy has a say in the window (an untouched request carries
+  // the 0.5 s default, which would otherwise override a shorter --energy-window).
+  if (run.energy && searcher.energy) {
+    merged.energy_window_s = std::max(run.energy_window_s, searcher.energy_window_s);
+  } else if (run.energy) {
+    merged.energy_window_s = run.energy_window_s;
+  }
   return merged;
 }
 
@@ -177,6 +183,18 @@ MeasureRequest merged_measure(const MeasureRequest& run, const MeasureRequest& s
 bool lacks(const Result& stored, const MeasureRequest& measure) {
   if (!stored.ok()) return false;
   return (measure.counters && stored.counters.empty()) || (measure.energy && !stored.energy);
+}
+
+// A test measured again to add energy keeps the counters the store held, and the other way
+// round: both are properties of the configuration on this device and input, and measuring
+// them again would only cost device time.
+void keep_what_was_not_measured_again(const Result& stored, Result& fresh) {
+  if (fresh.counters.empty() && !stored.counters.empty()) {
+    fresh.counters = stored.counters;
+    fresh.profiling_passes = stored.profiling_passes;
+    fresh.profiling_ms = stored.profiling_ms;
+  }
+  if (!fresh.energy && stored.energy) fresh.energy = stored.energy;
 }
 
 std::uint64_t Loop::planned_tests() const {
@@ -223,7 +241,7 @@ void Loop::refill() {
     pending.proposal.measure = merged_measure(run_measure_, proposal.measure);
     auto hit = stored_.find(space_.key(proposal.config));
     if (hit != stored_.end() && lacks(hit->second, pending.proposal.measure)) {
-      pending.replaces_stored = true;
+      pending.replaced = hit->second;
       hit = stored_.end();
     }
     if (hit != stored_.end()) {
@@ -395,11 +413,12 @@ TuneSummary Loop::run() {
     bool resumed = pending.cached.has_value();
     Result result = resumed ? std::move(*pending.cached) : execute(pending);
     if (store_ && !resumed) {
-      if (pending.replaces_stored && !result.ok()) {
+      if (pending.replaced && !result.ok()) {
         // Measured again only to add counters or energy, and failed this time: never lose
         // the valid measurement the store holds.
         result.message += "; the store keeps this configuration's earlier valid test";
-      } else if (pending.replaces_stored) {
+      } else if (pending.replaced) {
+        keep_what_was_not_measured_again(*pending.replaced, result);
         store_->replace(tuning_id_, result);
       } else {
         store_->append(tuning_id_, result);

@@ -259,6 +259,22 @@ TEST_F(TunerTest, CountersAskedForByTheRunAreCollectedOnEveryTestAndTheirCostRep
   for (const MeasureRequest& m : backend_.measured) EXPECT_EQ(m.metrics, options.run.measure.metrics);
 }
 
+TEST_F(TunerTest, TheEnergyWindowAskedForIsTheOneMeasured) {
+  // Found on the H200: searchers that ask for nothing carry the default 0.5 s window, which
+  // overrode a shorter --energy-window.
+  backend_.joules = [](const KernelInstance&) { return 1.0; };
+  TuneOptions options;
+  options.objective = Objective::parse("energy");
+  options.run.measure.energy_window_s = 0.1;
+  run("random", options);
+  ASSERT_FALSE(backend_.measured.empty());
+  for (const MeasureRequest& m : backend_.measured) EXPECT_DOUBLE_EQ(m.energy_window_s, 0.1);
+  options.run.measure.energy_window_s = 2.0;
+  backend_.measured.clear();
+  run("random", options);
+  for (const MeasureRequest& m : backend_.measured) EXPECT_DOUBLE_EQ(m.energy_window_s, 2.0);
+}
+
 TEST_F(TunerTest, AnEnergyObjectiveMeasuresEnergyAndPicksTheMostFrugalNotTheFastest) {
   // Energy falls with A (the opposite of time): the frugal configurations are the slow ones.
   backend_.joules = [](const KernelInstance& i) { return 10.0 - define(i, "A") + 0.1 * define(i, "B"); };
@@ -321,6 +337,30 @@ TEST_F(TunerTest, ResumingWithCountersMeasuresAgainTheStoredTestsThatLackThem) {
   TuneSummary again = run("exhaustive", options, &store);
   EXPECT_EQ(again.resumed, 11u);
   EXPECT_EQ(backend_.runs.load(), 0);
+}
+
+TEST_F(TunerTest, AddingEnergyToStoredTestsKeepsTheirCounters) {
+  fs::path db = dir_ / "results.db";
+  {
+    Store store = Store::open(db);
+    TuneOptions options;
+    options.run.measure.counters = true;
+    run("exhaustive", options, &store);
+  }
+  backend_.joules = [](const KernelInstance& i) { return 10.0 - define(i, "A"); };
+  Store store = Store::open(db);
+  TuneOptions options;
+  options.objective = Objective::parse("energy");
+  TuneSummary summary = run("exhaustive", options, &store);
+  EXPECT_EQ(summary.resumed, 0u) << "the stored tests had no energy";
+  std::vector<Result> stored = store.results(store.tunings()[0].first);
+  ASSERT_EQ(stored.size(), 11u);
+  for (const Result& r : stored) {
+    ASSERT_TRUE(r.energy) << r.key();
+    EXPECT_DOUBLE_EQ(r.energy->joules_per_launch, 10.0 - define_of(r, "A"));
+    EXPECT_FALSE(r.counters.empty()) << r.key() << ": the counters measured before are kept";
+    EXPECT_EQ(r.profiling_passes, 2);
+  }
 }
 
 TEST_F(TunerTest, AFailedReMeasurementNeverReplacesAValidStoredTest) {
