@@ -5,11 +5,7 @@
 # Runs the CUDA tests, then tunes transpose with and without compile-ahead and records
 # tests per second and the framework overhead per test. Everything lands in $OUT.
 set -uo pipefail
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-bundle="$root/.gpu-bundle"
-out="${OUT:-/tmp/steer-gpu}"
-mkdir -p "$out"
-export LD_LIBRARY_PATH="$bundle/lib:/usr/local/nvidia/lib64:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+source "$(dirname "$0")/environment.sh"
 steer="$bundle/steer"
 
 {

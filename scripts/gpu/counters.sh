@@ -8,11 +8,7 @@
 # 3. The cost of profiling in a real tune (--counters default) and a tune for energy.
 # Everything lands in $OUT (counters.txt is the summary).
 set -uo pipefail
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-bundle="$root/.gpu-bundle"
-out="${OUT:-/tmp/steer-gpu}"
-mkdir -p "$out"
-export LD_LIBRARY_PATH="$bundle/lib:/usr/local/nvidia/lib64:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+source "$(dirname "$0")/environment.sh"
 steer="$bundle/steer"
 ncu="$(command -v ncu || echo /usr/local/cuda/bin/ncu)"
 log="$out/counters.txt"

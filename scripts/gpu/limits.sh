@@ -28,11 +28,8 @@
 #                      LIMITS_DRY_RUN=1 LIMITS_TUNE=always LIMITS_BACKEND=opencl LIMITS_SIZE=small
 #                      tunes for real on PoCL (the tool faked, the recordings ignored)
 set -uo pipefail
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-bundle="$root/.gpu-bundle"
-out="${OUT:-/tmp/steer-gpu}"
+source "$(dirname "$0")/environment.sh"
 mkdir -p "$out/best"
-export LD_LIBRARY_PATH="$bundle/lib:/usr/local/nvidia/lib64:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 steer="$bundle/steer"
 [ -x "$steer" ] || steer="${LIMITS_STEER:-$root/build-gpu/steer}"
 dry="${LIMITS_DRY_RUN:-0}"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Records ground truth on the H200: tunes each named benchmark exhaustively at its `h200`
-# size into $OUT/<name>_h200.db (resumable: carry an earlier store back in as
-# data/h200/<name>_h200.db.gz and it continues). Run after scripts/gpu/bundle:
-#   device run: bash scripts/gpu/record.sh coulomb nbody     (carry: [".gpu-bundle"])
+# size (NAME@SIZE picks another of the spec's sizes) into $OUT/<name>_<size>.db, resumable:
+# carry an earlier store back in as data/h200/<name>_<size>.db.gz and it continues. The
+# order is random (seed 1) unless STEER_RECORD_SEARCHER says otherwise, so a recording that
+# is still being built up is a uniform sample of the space. Run after scripts/gpu/bundle:
+#   device run: bash scripts/gpu/record.sh coulomb nbody gemm@cube128    (carry: [".gpu-bundle"])
 # Environment:
 #   STEER_RECORD_COUNTERS=default  also collect counters (stored tests without them are
 #                                  measured again and replaced)
@@ -12,36 +14,40 @@
 #   STEER_RECORD_REPETITIONS=N     timed launches per test (default 10)
 #   STEER_RECORD_MAX_TEST_MS=T     fewer launches once T ms were timed (default 100: a 50 ms
 #                                  configuration gets 2, a 1 ms one all 10)
+#   STEER_RECORD_SEARCHER=NAME     random (default, seed 1) or exhaustive (index order)
+#   STEER_RECORD_BUDGET=N          stop each benchmark after N tests (a sample, e.g. model training data)
 set -uo pipefail
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-bundle="$root/.gpu-bundle"
-out="${OUT:-/tmp/steer-gpu}"
-mkdir -p "$out"
-export LD_LIBRARY_PATH="$bundle/lib:/usr/local/nvidia/lib64:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+source "$(dirname "$0")/environment.sh"
 started=$(date +%s)
-for name in "$@"; do
+for item in "$@"; do
+  name="${item%@*}"
+  size=h200
+  [ "$item" != "$name" ] && size="${item#*@}"
   if [ -n "${STEER_RECORD_DEADLINE:-}" ]; then
     left=$((STEER_RECORD_DEADLINE - ($(date +%s) - started)))
     if [ "$left" -lt 30 ]; then
-      echo "== $name: skipped, the deadline leaves ${left} s"
+      echo "== $item: skipped, the deadline leaves ${left} s"
       continue
     fi
   fi
-  db="$out/${name}_h200.db"
-  previous="$root/data/h200/${name}_h200.db.gz"
-  [ -f "$previous" ] && gunzip -c "$previous" >"$db"
-  echo "== $name (h200, exhaustive)"
-  extra=()
+  stem="${name}_${size}"
+  db="$out/$stem.db"
+  previous="$root/data/h200/$stem.db.gz"
+  [ -f "$previous" ] && [ ! -f "$db" ] && gunzip -c "$previous" >"$db"
+  searcher="${STEER_RECORD_SEARCHER:-random}"
+  echo "== $name ($size, $searcher${STEER_RECORD_BUDGET:+, budget $STEER_RECORD_BUDGET})"
+  extra=(--searcher "$searcher" --seed 1)
+  [ -n "${STEER_RECORD_BUDGET:-}" ] && extra+=(--budget "$STEER_RECORD_BUDGET")
   [ -n "${STEER_RECORD_COUNTERS:-}" ] && extra+=(--counters "$STEER_RECORD_COUNTERS")
   limit="${STEER_RECORD_TIME:-}"
   if [ -n "${STEER_RECORD_DEADLINE:-}" ] && { [ -z "$limit" ] || [ "$limit" -gt "$((left - 10))" ]; }; then
     limit=$((left - 10))  # --time counts setup too; 10 s for the last test and the summary
   fi
   [ -n "$limit" ] && extra+=(--time "$limit")
-  "$bundle/steer" tune "$root/kernels/$name/spec.json" --backend cuda --size h200 --searcher exhaustive \
-    --repetitions "${STEER_RECORD_REPETITIONS:-10}" --max-test-ms "${STEER_RECORD_MAX_TEST_MS:-100}" "${extra[@]}" --db "$db" --json >"$out/${name}_h200.json" 2>"$out/${name}_h200.log"
+  "$bundle/steer" tune "$root/kernels/$name/spec.json" --backend cuda --size "$size" \
+    --repetitions "${STEER_RECORD_REPETITIONS:-10}" --max-test-ms "${STEER_RECORD_MAX_TEST_MS:-100}" "${extra[@]}" --db "$db" --json >"$out/$stem.json" 2>"$out/$stem.log"
   echo "exit $?"
-  tail -n 2 "$out/${name}_h200.log"
-  cat "$out/${name}_h200.json"
+  tail -n 2 "$out/$stem.log"
+  cat "$out/$stem.json"
   echo
 done
