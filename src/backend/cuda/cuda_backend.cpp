@@ -34,6 +34,7 @@
 #include <mutex>
 
 #include "backend/cuda/lru_cache.hpp"
+#include "backend/cuda/measurement_retry.hpp"
 #include "backend/cuda/nvrtc_compiler.hpp"
 #include "backend/cuda/worker.hpp"
 #include "steer/backend.hpp"
@@ -221,7 +222,11 @@ RunResult CudaBackend::run(const CompiledKernel& compiled, const KernelInstance&
   request.options = options;
   request.threads = instance.grid[0] * instance.grid[1] * instance.grid[2] * instance.block[0] * instance.block[1] *
                     instance.block[2];
-  std::optional<RunReply> reply = worker_->run(request);
+  RunOutcome outcome = run_with_measurement_retry(
+      request, WorkerHandle{.run = [&](const RunRequest& r) { return worker_->run(r); },
+                            .death = [&] { return worker_->stop(); },
+                            .replace = [&](const std::string& reason) { restart_worker(reason); }});
+  std::optional<RunReply>& reply = outcome.reply;
 
   RunResult result;
   if (!reply) {
@@ -229,8 +234,7 @@ RunResult CudaBackend::run(const CompiledKernel& compiled, const KernelInstance&
     result.message = fmt::format(
         "the CUDA worker process died during the launch of '{}' (configuration {}): {}; "
         "a new worker was started",
-        loaded->program.kernel_name, instance.config_index, worker_->stop());
-    restart_worker("its death");
+        loaded->program.kernel_name, instance.config_index, outcome.death);
     return result;
   }
   result.status = reply->status;

@@ -225,9 +225,20 @@ class Worker {
         }
         reply.outputs_written = true;
       }
-      // Counters and energy come after the outputs were read: they launch again.
-      if (options.measure.counters) measure_counters(function, request, reply, what);
-      if (options.measure.energy && reply.measure_unavailable.empty()) measure_energy(function, request, reply, what);
+      // Counters and energy come after the outputs were read: they launch again. Their
+      // failure does not fail the configuration; the backend measures again in a new
+      // worker (measurement_retry.hpp), as CUPTI's state after a failed call is not trusted.
+      try {
+        if (options.measure.counters) measure_counters(function, request, reply, what);
+        if (options.measure.energy && reply.measure_unavailable.empty()) measure_energy(function, request, reply, what);
+      } catch (const LaunchTimeout&) {
+        throw;
+      } catch (const Error& e) {
+        reply.measure_failed = e.what() + details();
+        reply.counters.clear();
+        reply.energy.reset();
+        reply.context_lost = true;
+      }
     } catch (const LaunchTimeout& e) {
       reply = failed(Status::Timeout, e.what() + details(), e.still_running);
     } catch (const Error& e) {  // a failed driver or CUPTI call, mostly

@@ -135,7 +135,7 @@ MessageWriter encode(const RunReply& reply) {
   if (reply.energy) message.put(*reply.energy);
   message.put(reply.warnings.size());
   for (const std::string& warning : reply.warnings) message.put(warning);
-  message.put(reply.measure_unavailable);
+  message.put(reply.measure_unavailable).put(reply.measure_failed);
   return message;
 }
 
@@ -156,6 +156,7 @@ RunReply decode_run_reply(MessageReader message) {
   reply.warnings.resize(message.get<std::size_t>());
   for (std::string& warning : reply.warnings) warning = message.get_string();
   reply.measure_unavailable = message.get_string();
+  reply.measure_failed = message.get_string();
   return reply;
 }
 

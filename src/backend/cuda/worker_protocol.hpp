@@ -73,6 +73,9 @@ struct RunReply {
   // Counters or energy were asked for and cannot be measured on this machine at all
   // (no CUPTI, no NVML): the backend turns this into an error for the whole run.
   std::string measure_unavailable;
+  // Counters or energy were asked for and their measurement failed in this run (a CUPTI or
+  // NVML call), after the time and the outputs were taken: the status stays Ok.
+  std::string measure_failed;
 };
 
 MessageWriter encode(const Setup& setup);
