@@ -19,8 +19,9 @@
 namespace steer {
 
 // What one simulated test costs: compile time + runtime x repetitions, plus, when counters
-// are asked for, profiling_passes x (runtime + pass_overhead_ms) (CUPTI replays the kernel
-// once per pass, ~12.5 ms of overhead each on the H200: docs/h200.md), plus the energy
+// are asked for, the recorded time of collecting them (Result::profiling_ms of a recording
+// made with counters) or else profiling_passes x (runtime + pass_overhead_ms) (CUPTI replays
+// the kernel once per pass, ~12.5 ms of overhead each on the H200: docs/h200.md), plus the energy
 // window when energy is asked for. Failed tests cost their compile time; a Skipped test
 // (not in the recording, or recorded as removed by a constraint) costs nothing.
 struct CostModel {

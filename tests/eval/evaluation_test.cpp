@@ -125,6 +125,34 @@ TEST(Evaluation, ProfilingIsCostedPerPass) {
   EXPECT_DOUBLE_EQ(test_cost_ms(recording, 2, plain, cost), 180);
 }
 
+TEST(Evaluation, ProfilingCostsWhatItTookWhenItWasRecorded) {
+  ImportedRecording imported;
+  imported.device = "Hand-made GPU";
+  imported.kernel = "two";
+  imported.parameters = {{"X", {1, 2}}};
+  for (int x = 1; x <= 2; ++x) {
+    Result result;
+    result.configuration = {{"X", x}};
+    result.compile_ms = 100;
+    result.status = Status::Ok;
+    result.time = TimingStats::from_samples({4.0});
+    if (x == 1) {  // profiled when recorded: 5 passes took 700 ms (a SASS-patched pass is slow)
+      result.profiling_passes = 5;
+      result.profiling_ms = 700;
+      result.counters["smsp__inst_executed.sum"] = 1e6;
+    }
+    imported.results.push_back(result);
+  }
+  Recording recording = Recording::from_import(imported);
+  MeasureRequest profiled;
+  profiled.counters = true;
+  const CostModel cost;
+  const ConfigIndex measured = recording.space().index_of_key("X=1");
+  const ConfigIndex modelled = recording.space().index_of_key("X=2");
+  EXPECT_DOUBLE_EQ(test_cost_ms(recording, measured, profiled, cost), 100 + 4 + 700);
+  EXPECT_DOUBLE_EQ(test_cost_ms(recording, modelled, profiled, cost), 100 + 4 + 5 * (4 + 12.5));
+}
+
 TEST(Evaluation, DoesNotDependOnTheThreadCount) {
   Recording recording = Recording::load(STEER_SHARED_DIR "/data/ktt/pnpoly_rtx2080ti.ktt.json.gz");
   EvaluationOptions options = options_with(200);
