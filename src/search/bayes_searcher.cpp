@@ -17,6 +17,7 @@
 #include <set>
 #include <utility>
 
+#include "search/latin_hypercube.hpp"
 #include "search/search_support.hpp"
 #include "steer/searcher.hpp"
 
@@ -43,7 +44,7 @@ class BayesSearcher final : public Searcher {
   void start(const Space& space) override {
     space_ = &space;
     memory_.reset(space.size());
-    initial_ = options_.latin_hypercube ? latin_hypercube(options_.initial_samples)
+    initial_ = options_.latin_hypercube ? search::latin_hypercube(space, options_.initial_samples, random_)
                                         : space.sample(random_.engine(), options_.initial_samples);
     next_initial_ = 0;
     measured_.clear();
@@ -199,40 +200,6 @@ class BayesSearcher final : public Searcher {
     const double pdf = std::exp(-0.5 * z * z) / std::sqrt(2 * std::numbers::pi);
     const double cdf = 0.5 * std::erfc(-z / std::numbers::sqrt2);
     return gain * cdf + sigma * pdf;
-  }
-
-  // Kernel Tuner's initial design (samplingmethod=lhs): a Latin hypercube of n points over the
-  // parameters' value indices. For each parameter, [0, 1) is cut into n strata, taken in random
-  // order, a uniform point in each, scaled to the value list. Points that are invalid or drawn
-  // twice are dropped, as Kernel Tuner does, and random configurations make up the n.
-  std::vector<ConfigIndex> latin_hypercube(std::uint64_t n) {
-    n = std::min<std::uint64_t>(n, space_->size());
-    const auto& parameters = space_->parameters();
-    std::vector<std::vector<std::uint32_t>> columns(parameters.size(), std::vector<std::uint32_t>(n));
-    for (std::size_t p = 0; p < parameters.size(); ++p) {
-      std::vector<std::uint64_t> strata(n);
-      for (std::uint64_t i = 0; i < n; ++i) strata[i] = i;
-      random_.shuffle(strata);
-      const std::uint64_t values = parameters[p].values.size();
-      for (std::uint64_t i = 0; i < n; ++i) {
-        const double x = (static_cast<double>(strata[i]) + random_.unit()) / static_cast<double>(n);
-        columns[p][i] = static_cast<std::uint32_t>(
-            std::min<std::uint64_t>(values - 1, static_cast<std::uint64_t>(x * static_cast<double>(values))));
-      }
-    }
-    std::vector<ConfigIndex> design;
-    std::set<ConfigIndex> chosen;
-    ValueIndices point(parameters.size());
-    for (std::uint64_t i = 0; i < n; ++i) {
-      for (std::size_t p = 0; p < parameters.size(); ++p) point[p] = columns[p][i];
-      if (auto index = space_->index_of(point); index && chosen.insert(*index).second) design.push_back(*index);
-    }
-    // A distinct sample of n + |design| holds at least n - |design| configurations not chosen yet.
-    for (ConfigIndex c : space_->sample(random_.engine(), std::min<std::uint64_t>(space_->size(), n + design.size()))) {
-      if (design.size() == n) break;
-      if (chosen.insert(c).second) design.push_back(c);
-    }
-    return design;
   }
 
   search::Random random_;

@@ -1,12 +1,17 @@
 // A genetic algorithm (Kernel Tuner's genetic_algorithm): a population of configurations is
 // tested, ranked by runtime, and replaced by children of parents drawn with a bias toward the
 // fastest, through crossover of their value indices and occasional mutation to a Hamming-1
-// neighbour. Children that break a constraint are repaired toward a parent.
+// neighbour. Children that break a constraint are repaired toward a parent. A population
+// that has converged (its generations test nothing new) starts afresh from untested
+// configurations, keeping the fastest so far.
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
+#include <set>
 #include <utility>
 
+#include "search/latin_hypercube.hpp"
 #include "search/search_support.hpp"
 #include "steer/searcher.hpp"
 
@@ -16,12 +21,16 @@ namespace {
 enum class Crossover { Uniform, SinglePoint, TwoPoint, DisruptiveUniform };
 
 struct GeneticOptions {
-  // Kernel Tuner 1.5's defaults.
-  std::uint64_t popsize = 26;  // shrunk to half the space for small spaces, as Kernel Tuner
+  // Kernel Tuner 1.5's maxiter, method and mutation_chance; popsize, beta, the Latin hypercube
+  // and stall are Steer's (docs/searchers.md gives the measurements).
+  std::uint64_t popsize = 20;  // shrunk to half the space for small spaces, as Kernel Tuner
   bool popsize_given = false;
   std::uint64_t maxiter = 90;  // generations before the population starts afresh
   Crossover method = Crossover::SinglePoint;
   std::uint64_t mutation_chance = 55;  // a child mutates with probability 1 / mutation_chance
+  double beta = 6;                     // parents' rank: floor(Beta(1, beta) * size); Kernel Tuner 2.5
+  bool latin_hypercube = true;         // fresh populations: Latin hypercube (true) or random
+  std::uint64_t stall = 2;             // generations in a row that test nothing before starting afresh
 };
 
 class GeneticSearcher final : public Searcher {
@@ -36,7 +45,9 @@ class GeneticSearcher final : public Searcher {
     population_size_ = options_.popsize_given
                            ? std::min(size, options_.popsize)
                            : std::max<std::uint64_t>(1, std::min((size + 1) / 2, options_.popsize));
-    first_generation();
+    best_.reset();
+    stalled_ = 0;
+    fresh_population();
   }
 
   std::vector<Proposal> propose(std::size_t max) override {
@@ -52,7 +63,7 @@ class GeneticSearcher final : public Searcher {
       // The whole generation must be measured before it can breed.
       if (memory_.pending() > 0 || memory_.exhausted()) break;
       if (++generation_ >= options_.maxiter) {
-        first_generation();
+        fresh_population();
       } else {
         breed();
       }
@@ -60,13 +71,34 @@ class GeneticSearcher final : public Searcher {
     return out;
   }
 
-  void observe(const Result& result) override { memory_.observe(result); }
+  void observe(const Result& result) override {
+    const double cost = memory_.observe(result);
+    if (!best_ || cost < best_->first) best_ = {cost, result.config_index};
+  }
 
  private:
-  // A random population, so that a search longer than maxiter generations keeps exploring.
-  void first_generation() {
+  // The first population, and a fresh one after maxiter generations or when the population
+  // has converged: the fastest configuration so far (when there is one and the population has
+  // room for more) and untested configurations, spread by a Latin hypercube (the initial design
+  // of Kernel Tuner's bayes_opt) or drawn at random; hypercube points tested before are
+  // replaced by random untested configurations.
+  void fresh_population() {
     generation_ = 0;
-    population_ = space_->sample(random_.engine(), population_size_);
+    stalled_ = 0;
+    population_.clear();
+    if (best_ && population_size_ > 1) population_.push_back(best_->second);
+    const std::uint64_t wanted = population_size_ - population_.size();
+    std::set<ConfigIndex> chosen;
+    for (ConfigIndex c : options_.latin_hypercube ? search::latin_hypercube(*space_, wanted, random_)
+                                                  : space_->sample(random_.engine(), wanted)) {
+      if (!memory_.seen(c) && chosen.insert(c).second) population_.push_back(c);
+    }
+    for (std::uint64_t attempt = 0; population_.size() < population_size_ && attempt < 4 * population_size_;
+         ++attempt) {
+      auto c = memory_.random_unseen(*space_, random_);
+      if (!c) break;
+      if (chosen.insert(*c).second) population_.push_back(*c);
+    }
     next_untested_ = 0;
   }
 
@@ -93,25 +125,25 @@ class GeneticSearcher final : public Searcher {
         }
       }
     }
-    // A generation of configurations that were all tested before would test nothing; a random
-    // untested newcomer keeps the search moving until the space is exhausted.
+    // A generation that tests nothing new breeds again from its (measured) children; after
+    // `stall` such generations in a row the population has converged and starts afresh.
     const bool all_seen =
         std::all_of(children.begin(), children.end(), [&](ConfigIndex c) { return memory_.seen(c); });
-    if (all_seen) {
-      if (auto newcomer = memory_.random_unseen(*space_, random_)) {
-        if (children.size() == population_size_) children.pop_back();
-        children.push_back(*newcomer);
-      }
+    stalled_ = all_seen ? stalled_ + 1 : 0;
+    if (stalled_ >= options_.stall) {
+      fresh_population();
+      return;
     }
     population_ = std::move(children);
     next_untested_ = 0;
   }
 
   // Two distinct ranks (one when the population has one member), favouring the fastest:
-  // rank = floor(Beta(1, 2.5) * size) as Kernel Tuner; Beta(1, b) is 1 - (1 - u)^(1/b).
+  // rank = floor(Beta(1, beta) * size) as Kernel Tuner (its beta is 2.5); Beta(1, b) is
+  // 1 - (1 - u)^(1/b).
   std::pair<std::size_t, std::size_t> pick_parents(std::size_t size) {
     auto draw = [&] {
-      const double x = 1.0 - std::pow(1.0 - random_.unit(), 1.0 / 2.5);
+      const double x = 1.0 - std::pow(1.0 - random_.unit(), 1.0 / options_.beta);
       return std::min(size - 1, static_cast<std::size_t>(x * static_cast<double>(size)));
     };
     const std::size_t first = draw();
@@ -176,6 +208,8 @@ class GeneticSearcher final : public Searcher {
   std::vector<ConfigIndex> population_;
   std::size_t next_untested_ = 0;  // members before this one have been proposed or skipped
   std::uint64_t generation_ = 0;
+  std::uint64_t stalled_ = 0;                          // generations in a row that tested nothing
+  std::optional<std::pair<double, ConfigIndex>> best_;  // the fastest measured so far
 };
 
 }  // namespace
@@ -193,6 +227,9 @@ std::unique_ptr<Searcher> make_genetic_searcher(const SearcherOptions& options) 
                    : method == "two_point"    ? Crossover::TwoPoint
                                               : Crossover::DisruptiveUniform;
   genetic.mutation_chance = settings.integer("mutation_chance", genetic.mutation_chance, 1, 1'000'000);
+  genetic.beta = settings.number("beta", genetic.beta, 1.0, 1000.0);
+  genetic.latin_hypercube = settings.choice("samplingmethod", "lhs", {"lhs", "random"}) == "lhs";
+  genetic.stall = settings.integer("stall", genetic.stall, 1, 1'000'000);
   settings.finish();
   return std::make_unique<GeneticSearcher>(options.seed, genetic);
 }

@@ -90,6 +90,21 @@ TEST(RandomSearcher, FirstProposalIsUniformOverTheSpace) {
   for (int h : hits) EXPECT_NEAR(h, expected, 5 * std::sqrt(expected));
 }
 
+// With drain()'s runtimes (seven values, many ties) a genetic population soon breeds only
+// configurations it has tested; it must then start afresh from untested ones rather than stall,
+// until the space is spent (popsize is far below the space here, unlike small_space()).
+TEST(GeneticSearcher, GoesOnAfterItsPopulationConverges) {
+  SpaceDefinition def;
+  for (const char* name : {"A", "B", "C", "D"}) def.add_parameter(name, std::vector<Value>{0, 1, 2, 3, 4, 5});
+  def.add_constraint("A + B <= 8");
+  Space space = Space::build(def);
+  auto searcher = make_searcher("genetic", SearcherOptions{.seed = 3});
+  std::vector<ConfigIndex> order = drain(*searcher, space, 4);
+  std::set<ConfigIndex> distinct(order.begin(), order.end());
+  EXPECT_EQ(distinct.size(), order.size()) << "no repeats";
+  EXPECT_EQ(order.size(), space.size()) << "nothing left out";
+}
+
 TEST(SearcherRegistry, UnknownNameListsTheKnownOnes) {
   try {
     make_searcher("nope", {});
