@@ -175,6 +175,12 @@ int run_tune(const TuneArgs& args) {
     if (eq == std::string::npos) throw Error(fmt::format("--set '{}': expected NAME=VALUE", setting));
     searcher_options.settings[setting.substr(0, eq)] = setting.substr(eq + 1);
   }
+  // The spec's "compute_bound" is the user's declaration the expert system reads (method.md
+  // §4: inst_reaction 0.5 instead of 0.7); an explicit --set compute_bound=... wins.
+  if (args.searcher == "profile-based" && spec.kernel && spec.kernel->compute_bound &&
+      !searcher_options.settings.contains("compute_bound")) {
+    searcher_options.settings["compute_bound"] = "true";
+  }
   auto searcher = make_searcher(args.searcher, searcher_options);
 
   std::optional<Store> store;
