@@ -36,24 +36,7 @@ for case in "transpose paper $transpose_config" "gemm paper $gemm_config"; do
     --csv --print-units base "$steer" profile "$spec" --backend cuda --size "$size" --config "$config" \
     --counters none --no-energy --repetitions 1 >"$out/ncu_${name}.csv" 2>"$out/ncu_${name}.log"
   say "ncu $name: exit $?"
-  python3 - "$out/steer_${name}.json" "$out/ncu_${name}.csv" "$name" <<'PY' 2>&1 | tee -a "$log"
-import csv, json, sys
-steer = json.load(open(sys.argv[1]))["counters"]
-rows = [r for r in csv.reader(open(sys.argv[2])) if r]
-header = next((i for i, r in enumerate(rows) if "Metric Name" in r), None)
-if header is None:
-    print("no ncu table in", sys.argv[2]); sys.exit(0)
-h = rows[header]
-name_col, value_col = h.index("Metric Name"), h.index("Metric Value")
-ncu = {}
-for r in rows[header + 1:]:
-    if len(r) > value_col:
-        ncu.setdefault(r[name_col], float(r[value_col].replace(",", "")))
-for metric, value in sorted(ncu.items()):
-    ours = steer.get(metric)
-    diff = (ours - value) / value * 100 if ours is not None and value else float("nan")
-    print(f"{sys.argv[3]:9} {metric:60} steer {ours!s:>16} ncu {value:>16.0f} diff {diff:+.3f} %")
-PY
+  python3 "$root/scripts/gpu/compare_ncu.py" "$out/steer_${name}.json" "$out/ncu_${name}.csv" "$name" 2>&1 | tee -a "$log"
 done
 
 say "== 2. energy repeatability (gemm paper, 5 measurements per window)"

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Which profiler range gives Nsight Compute's percentages (docs/counters.md, "The range")?
+# Profiles one transpose and one gemm configuration with the user range (default) and with
+# STEER_CUPTI_RANGE=kernel, and ncu the same metrics; prints the three side by side.
+#   device run: bash scripts/gpu/ranges.sh        (carry: [".gpu-bundle"])
+set -uo pipefail
+source "$(dirname "$0")/environment.sh"
+steer="$bundle/steer"
+ncu="$(command -v ncu || echo /usr/local/cuda/bin/ncu)"
+log="$out/ranges.txt"
+: >"$log"
+metrics="dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__cycles_active.avg.pct_of_peak_sustained_elapsed,lts__t_sectors.avg.pct_of_peak_sustained_elapsed,l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum,dram__sectors_read.sum"
+for case in "transpose h200 VECTOR_TYPE=1,CR=1,LOCAL_MEM=1,PADD_LOCAL=1,WORK_GROUP_SIZE_X=64,WORK_GROUP_SIZE_Y=8,TILE_SIZE_X=64,TILE_SIZE_Y=64,DIAGONAL_MAP=0" \
+            "gemm h200 MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=8,MDIMA=32,NDIMB=16,KWI=2,VWM=2,VWN=4,STRM=0,STRN=0,SA=1,SB=1,PRECISION=32" \
+            "gemm cube128 MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=8,MDIMA=32,NDIMB=16,KWI=2,VWM=2,VWN=4,STRM=0,STRN=0,SA=1,SB=1,PRECISION=32"; do
+  read -r name size config <<<"$case"
+  spec="$root/kernels/$name/spec.json"
+  for range in user kernel; do
+    STEER_CUPTI_RANGE=$range timeout 180 "$steer" profile "$spec" --backend cuda --size "$size" --config "$config" \
+      --no-energy --counters "$metrics" --json >"$out/${name}_${size}_$range.json" 2>"$out/${name}_${size}_$range.log"
+    echo "steer profile $name $size, $range range: exit $?" | tee -a "$log"
+  done
+  timeout 240 "$ncu" --clock-control none --metrics "$metrics" --launch-count 1 --target-processes all --csv \
+    --print-units base "$steer" profile "$spec" --backend cuda --size "$size" --config "$config" --counters none \
+    --no-energy --repetitions 1 >"$out/ncu_${name}_${size}.csv" 2>"$out/ncu_${name}_${size}.log"
+  echo "ncu $name $size: exit $?" | tee -a "$log"
+  for range in user kernel; do
+    python3 "$root/scripts/gpu/compare_ncu.py" "$out/${name}_${size}_$range.json" "$out/ncu_${name}_${size}.csv" \
+      "$range" 2>&1 | tee -a "$log"
+  done
+done
