@@ -191,7 +191,7 @@ Runner register_simulate(CLI::App& app) {
   command->add_option("--spec", args->spec, "Replay over this spec's space instead of the recorded configurations");
   command->add_option("--model", args->model, "Model file for model-guided searchers");
   command->add_option("--set", args->settings,
-                      "Searcher setting NAME=VALUE for every searcher evaluated (repeatable; random ignores them)");
+                      "Searcher setting NAME=VALUE for every searcher evaluated, or SEARCHER.NAME=VALUE for one (repeatable)");
   command->add_option("--runs", args->runs, "Runs per searcher (seeds seed, seed+1, ...)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

@@ -75,7 +75,9 @@ struct EvaluationOptions {
   std::uint64_t seed = 1;   // run r uses seed + r
   unsigned threads = 1;     // results do not depend on it
   std::string model_path;   // SearcherOptions::model_path
-  std::map<std::string, std::string> settings;  // SearcherOptions::settings, for every searcher evaluated
+  // SearcherOptions::settings: NAME=VALUE for every searcher evaluated, SEARCHER.NAME=VALUE
+  // for that searcher only (settings_for).
+  std::map<std::string, std::string> settings;
   std::size_t time_points = 100;  // resolution of the best-vs-time curve
 };
 
@@ -130,6 +132,11 @@ struct Histogram {
 Histogram runtime_histogram(const std::vector<double>& values, std::optional<std::size_t> bins = std::nullopt);
 
 // pareto_optimal(): steer/objective.hpp.
+
+// The settings one searcher gets from an evaluation's: the unscoped ones, and those scoped
+// to it ("profile-based.compute_bound" -> "compute_bound"); other searchers' are left out.
+std::map<std::string, std::string> settings_for(const std::string& searcher,
+                                                const std::map<std::string, std::string>& settings);
 
 // Evaluates each searcher (by registry name) over options.runs runs. Random search is run
 // as well (not listed) when absent, for ratio_to_random. Throws Error for an unknown

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The profile-based searcher against random search for each kind of counter model, in the
 # form of the paper's Tables 4-7 (docs/results.md, "Profile-based searcher"): one markdown
-# row per "tuned recording | model recording" pair, mean tests to the first configuration
-# within 1.1x of the best (median, p90), and the ratio to random search's mean.
+# row per "tuned recording | model recording | settings" line, mean tests to the first
+# configuration within 1.1x of the best (median, p90), and the ratio to random search's mean.
+# settings: --set values (space-separated); compute_bound=true where the kernel's spec
+# declares it compute-bound (coulomb, gemm, conv), as steer tune does.
 #   BUILD=build-lead RUNS=1000 bash scripts/bench/profile_based_table.sh
-# Pairs: PAIRS="TUNED|MODEL_DATA ..." overrides the default list below.
+# PAIRS="TUNED|MODEL_DATA|SETTINGS" lines override the default list below.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -12,16 +14,16 @@ steer="${STEER:-${BUILD:-build}/steer}"
 runs="${RUNS:-1000}"
 d=../shared/data/ktt
 h=data/h200
-default_pairs="$d/coulomb_rtx2080.ktt.json.gz|$d/coulomb_rtx2080.ktt.json.gz
-$d/pnpoly_rtx3090.ktt.json.gz|$d/pnpoly_rtx2080ti.ktt.json.gz
-$d/coulomb_gtx1070.ktt.json.gz|$d/coulomb_rtx2080.ktt.json.gz
-$d/pnpoly_rtx2080ti.ktt.json.gz|$d/pnpoly_rtx2080ti.ktt.json.gz
-$h/coulomb_h200.db.gz|$d/coulomb_rtx2080.ktt.json.gz
-$h/coulomb_h200.db.gz|$h/coulomb_h200.db.gz
-$h/transpose_h200.db.gz|$h/transpose_h200.db.gz
-$h/gemm_h200.db.gz|$h/gemm_h200.db.gz
-$h/gemm_h200.db.gz|$h/gemm_cube128.db.gz
-$h/conv_h200.db.gz|$h/conv_h200.db.gz"
+default_pairs="$d/coulomb_rtx2080.ktt.json.gz|$d/coulomb_rtx2080.ktt.json.gz|compute_bound=true
+$d/pnpoly_rtx3090.ktt.json.gz|$d/pnpoly_rtx2080ti.ktt.json.gz|
+$d/coulomb_gtx1070.ktt.json.gz|$d/coulomb_rtx2080.ktt.json.gz|compute_bound=true
+$d/pnpoly_rtx2080ti.ktt.json.gz|$d/pnpoly_rtx2080ti.ktt.json.gz|
+$h/coulomb_h200.db.gz|$d/coulomb_rtx2080.ktt.json.gz|compute_bound=true
+$h/coulomb_h200.db.gz|$h/coulomb_h200.db.gz|compute_bound=true
+$h/transpose_h200.db.gz|$h/transpose_h200.db.gz|
+$h/gemm_h200.db.gz|$h/gemm_h200.db.gz|compute_bound=true
+$h/gemm_h200.db.gz|$h/gemm_cube128.db.gz|compute_bound=true
+$h/conv_h200.db.gz|$h/conv_h200.db.gz|compute_bound=true"
 pairs="${PAIRS:-$default_pairs}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -41,14 +43,16 @@ PY
 
 echo "| tuned recording | model trained on | random | tree | forest | lsq |"
 echo "|---|---|---:|---:|---:|---:|"
-while IFS='|' read -r tuned model_data; do
+while IFS='|' read -r tuned model_data settings; do
   [ -n "$tuned" ] || continue
-  row="| $(stem "$tuned") | $(stem "$model_data") |"
+  row="| $(stem "$tuned") | $(stem "$model_data")${settings:+ ($settings)} |"
+  sets=()
+  for setting in $settings; do sets+=(--set "profile-based.$setting"); done
   first=1
   for kind in tree forest lsq; do
     model="$work/$(stem "$model_data").$kind.json"
     [ -f "$model" ] || "$steer" model train --data "$model_data" --kind "$kind" --out "$model" >/dev/null
-    "$steer" simulate --data "$tuned" --searcher random,profile-based --runs "$runs" --model "$model" --json >"$work/sim.json"
+    "$steer" simulate --data "$tuned" --searcher random,profile-based --runs "$runs" --model "$model" "${sets[@]}" --json >"$work/sim.json"
     if ((first)); then row+=" $(cell "$work/sim.json" random) |"; first=0; fi
     row+=" $(cell "$work/sim.json" profile-based) |"
   done

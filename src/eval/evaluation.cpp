@@ -50,12 +50,30 @@ void parallel_for(std::uint64_t n, unsigned threads, Work&& work) {
   if (failure) std::rethrow_exception(failure);
 }
 
+}  // namespace
+
+std::map<std::string, std::string> settings_for(const std::string& searcher,
+                                                const std::map<std::string, std::string>& settings) {
+  std::map<std::string, std::string> mine;
+  for (const auto& [name, value] : settings) {
+    auto dot = name.find('.');
+    if (dot == std::string::npos) {
+      mine[name] = value;
+    } else if (name.compare(0, dot, searcher) == 0) {
+      mine[name.substr(dot + 1)] = value;
+    }
+  }
+  return mine;
+}
+
+namespace {
+
 std::vector<RunOutcome> simulate_runs(const Recording& recording, const std::string& name,
                                       const EvaluationOptions& options) {
   std::vector<RunOutcome> outcomes(options.runs);
+  const std::map<std::string, std::string> settings = settings_for(name, options.settings);
   parallel_for(options.runs, options.threads, [&](std::uint64_t r) {
-    SearcherOptions searcher_options{
-        .seed = options.seed + r, .model_path = options.model_path, .settings = options.settings};
+    SearcherOptions searcher_options{.seed = options.seed + r, .model_path = options.model_path, .settings = settings};
     std::unique_ptr<Searcher> searcher = make_searcher(name, searcher_options);
     SimulatedRun run = simulate_run(recording, *searcher, options.simulation);
     outcomes[r] = {run.tested.size(), run.tests_to_target, run.time_s, std::move(run.improvements)};

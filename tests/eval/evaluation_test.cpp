@@ -195,5 +195,27 @@ TEST(Evaluation, RefusesAnUnknownSearcherAndARecordingWithoutAValidConfiguration
   EXPECT_THROW(evaluate(Recording::from_import(failing), {"random"}, options_with(1)), Error);
 }
 
+TEST(Evaluation, ScopedSettingsReachOnlyTheirSearcher) {
+  const std::map<std::string, std::string> settings = {
+      {"profile-based.compute_bound", "true"}, {"genetic.popsize", "10"}, {"budget_hint", "3"}};
+  EXPECT_EQ(settings_for("profile-based", settings),
+            (std::map<std::string, std::string>{{"compute_bound", "true"}, {"budget_hint", "3"}}));
+  EXPECT_EQ(settings_for("genetic", settings),
+            (std::map<std::string, std::string>{{"popsize", "10"}, {"budget_hint", "3"}}));
+  EXPECT_EQ(settings_for("random", {{"profile-based.n", "2"}}), (std::map<std::string, std::string>{}));
+  // A scoped setting the searcher does not know is still an error, naming it.
+  Recording recording = six_configurations();
+  EvaluationOptions options = options_with(2);
+  options.settings = {{"annealing.no_such_setting", "2"}};
+  try {
+    evaluate(recording, {"random", "annealing"}, options);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no_such_setting"), std::string::npos) << e.what();
+  }
+  options.settings = {{"annealing.T", "0.5"}};  // known to annealing, never given to random
+  EXPECT_NO_THROW(evaluate(recording, {"random", "annealing"}, options));
+}
+
 }  // namespace
 }  // namespace steer
