@@ -14,8 +14,8 @@ namespace {
 
 struct BasinHoppingOptions {
   search::ClimbOptions climb;
-  double temperature = 1.0;    // Kernel Tuner's T
-  std::uint64_t stepsize = 1;  // jump: each parameter moves up to this many values either way
+  double temperature = 0.3;  // Kernel Tuner's T (1.0 there, on absolute differences)
+  double stepsize = 1.0;     // scipy's stepsize, in value steps (Kernel Tuner's eps)
 };
 
 class BasinHoppingSearcher final : public search::ClimbingSearcher {
@@ -43,18 +43,18 @@ class BasinHoppingSearcher final : public search::ClimbingSearcher {
     return random().unit() < std::exp(-(candidate - current) / current / options_.temperature);
   }
 
-  // Every parameter's value index moves by a uniform step in [-stepsize, stepsize] (clamped
-  // to its list), scipy's uniform displacement in value units; an invalid result is repaired
-  // toward the basin.
+  // scipy's RandomDisplacement in value units: every parameter's position moves by a uniform
+  // real in [-stepsize, stepsize] from the centre of its value and snaps to the nearest value
+  // (clamped to its list), as Kernel Tuner's scaled coordinates do. With stepsize 1 a parameter
+  // moves one value either way with probability 1/4 each and stays with probability 1/2. An
+  // invalid result is repaired toward the basin.
   ConfigIndex jump(ConfigIndex from) {
     const ValueIndices anchor = space().value_indices(from);
     ValueIndices target = anchor;
     const auto& parameters = space().parameters();
-    const auto span = static_cast<std::int64_t>(options_.stepsize);
     for (std::size_t p = 0; p < target.size(); ++p) {
       const auto last = static_cast<std::int64_t>(parameters[p].values.size()) - 1;
-      const auto step =
-          static_cast<std::int64_t>(random().below(static_cast<std::uint64_t>(2 * span + 1))) - span;
+      const auto step = static_cast<std::int64_t>(std::llround((2 * random().unit() - 1) * options_.stepsize));
       target[p] = static_cast<std::uint32_t>(std::clamp<std::int64_t>(target[p] + step, 0, last));
     }
     return search::repair(space(), target, anchor, random());
@@ -72,7 +72,7 @@ std::unique_ptr<Searcher> make_basin_hopping_searcher(const SearcherOptions& opt
   BasinHoppingOptions basin;
   basin.climb = search::read_climb_options(settings);
   basin.temperature = settings.number("T", basin.temperature, 1e-9, 1e9);
-  basin.stepsize = settings.integer("stepsize", basin.stepsize, 1, 1'000'000);
+  basin.stepsize = settings.number("stepsize", basin.stepsize, 0.5, 1'000'000);
   settings.finish();
   return std::make_unique<BasinHoppingSearcher>(options.seed, basin);
 }

@@ -148,6 +148,8 @@ TEST(SearcherSettings, RejectsAValueOutOfRange) {
   EXPECT_THROW(make_searcher("basin-hopping", options), Error);
   options.settings = {{"neighbor", "diagonal"}};
   EXPECT_THROW(make_searcher("mls", options), Error);
+  options.settings = {{"stepsize", "0.25"}};  // below half a value step a jump never moves
+  EXPECT_THROW(make_searcher("basin-hopping", options), Error);
 }
 
 TEST(SearcherSettings, AcceptsKernelTunersNames) {
@@ -157,6 +159,8 @@ TEST(SearcherSettings, AcceptsKernelTunersNames) {
   EXPECT_NO_THROW(make_searcher("ils", options));
   options.settings = {{"T", "0.5"}, {"T_min", "0.01"}, {"alpha", "0.9"}, {"maxiter", "2"}};
   EXPECT_NO_THROW(make_searcher("annealing", options));
+  options.settings = {{"T", "1.0"}, {"stepsize", "1.5"}};  // scipy's stepsize is a real
+  EXPECT_NO_THROW(make_searcher("basin-hopping", options));
 }
 
 }  // namespace
