@@ -36,6 +36,7 @@ struct ProfileBasedOptions {
   ExpertOptions expert;
   std::optional<DeviceFacts> device;  // the tuned GPU; default: known_device_facts(result.device)
   bool predicted_analysis = true;     // analyse predicted counters when a profiled test returns none
+  search::ZeroPredictions zeros = search::ZeroPredictions::Drop;
 };
 
 // Models are read once per process and file version: a simulation builds a searcher per run.
@@ -186,7 +187,7 @@ class ProfileBasedSearcher final : public Searcher {
     double total = 0;
     if (base_) {
       const std::vector<search::ReactionTerm> terms = search::reaction_terms(reactions_.at(*base_), predicted_);
-      search::score_configurations(terms, *base_, scores_);
+      search::score_configurations(terms, *base_, scores_, options_.zeros);
       total = search::normalise_scores(scores_, explored_, options_.normalisation, weights_);
     } else {
       for (std::size_t c = 0; c < weights_.size(); ++c) total += weights_[c] = explored_[c] ? 0.0f : 1.0f;
@@ -291,6 +292,8 @@ std::unique_ptr<Searcher> make_profile_based_searcher(const SearcherOptions& opt
       settings.number("compute_bound_inst_reaction", profile.expert.compute_bound_inst_reaction, 0, 0.999);
   profile.expert.compute_bound = settings.flag("compute_bound", false);
   profile.predicted_analysis = settings.flag("predicted_analysis", profile.predicted_analysis);
+  profile.zeros = settings.choice("zeros", "drop", {"drop", "count"}) == "count" ? search::ZeroPredictions::Count
+                                                                                : search::ZeroPredictions::Drop;
   const double sm_count = settings.number("sm_count", 0, 0, 100'000);
   const double capability = settings.number("compute_capability", 0, 0, 99);
   settings.finish();

@@ -17,20 +17,30 @@ std::vector<ReactionTerm> reaction_terms(const CounterValues& reaction, const Pr
   return terms;
 }
 
-void score_configurations(std::span<const ReactionTerm> terms, std::uint64_t profiled, std::span<float> scores) {
+void score_configurations(std::span<const ReactionTerm> terms, std::uint64_t profiled, std::span<float> scores,
+                          ZeroPredictions zeros) {
   std::fill(scores.begin(), scores.end(), 0.0f);
   const std::size_t n = scores.size();
   float* out = scores.data();
+  const bool count = zeros == ZeroPredictions::Count;
   for (const ReactionTerm& term : terms) {
     const float at_profiled = term.predicted[profiled];
-    if (!(at_profiled > 0)) continue;  // a zero prediction for p leaves the counter out for every c
     const float* x = term.predicted;
     const float change = term.change;
+    if (!(at_profiled > 0)) {
+      // Drop: a zero prediction for p leaves the counter out for every c. Count: every c
+      // with the counter scores the full +change (0 -> anything is the largest rise).
+      if (count) {
+        for (std::size_t c = 0; c < n; ++c) out[c] += x[c] > 0 ? change : 0.0f;
+      }
+      continue;
+    }
     for (std::size_t c = 0; c < n; ++c) {
       const float xc = x[c];
-      // xc >= 0, so xc + at_profiled > 0: the division is safe; xc == 0 contributes nothing.
+      // xc >= 0, so xc + at_profiled > 0: the division is safe; xc == 0 gives -change,
+      // which Drop leaves out.
       const float contribution = change * (xc - at_profiled) / (xc + at_profiled);
-      out[c] += xc > 0 ? contribution : 0.0f;
+      out[c] += (xc > 0 || count) ? contribution : 0.0f;
     }
   }
 }

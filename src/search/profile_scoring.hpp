@@ -24,11 +24,18 @@ struct ReactionTerm {
 // The reaction's non-zero changes for the counters the model predicts (others cannot be scored).
 std::vector<ReactionTerm> reaction_terms(const CounterValues& reaction, const PredictedCounters& predicted);
 
+// Which counters of a pair eq. 12 sums over.
+enum class ZeroPredictions {
+  Drop,   // the method (method.md §6, the paper's PC_used): only counters non-zero for both p and c
+  Count,  // KTT's predictor code: only 0/0 drops out, so a move that removes a counter altogether
+          // (e.g. no shared memory: SHR_LT 0) gets the full ±pc'_k
+};
+
 // Eq. 12 for every configuration c of the space, against the profiled configuration p:
 //   s(c) = Σ_k pc'_k · (pc_k(c) − pc_k(p)) / (pc_k(c) + pc_k(p)),
-// over the counters whose predictions are non-zero for both p and c. `scores` has one slot per
-// configuration.
-void score_configurations(std::span<const ReactionTerm> terms, std::uint64_t profiled, std::span<float> scores);
+// over the counters `zeros` admits. `scores` has one slot per configuration.
+void score_configurations(std::span<const ReactionTerm> terms, std::uint64_t profiled, std::span<float> scores,
+                          ZeroPredictions zeros = ZeroPredictions::Drop);
 
 // Eq. 13, with s_max, s_min over the unexplored configurations:
 //   s > 0: (1 + s/s_max)^exponent;  gamma < s <= 0: max(min_weight, (1 − s/s_min)^exponent)

@@ -50,6 +50,25 @@ TEST(ProfileScoring, Eq12LeavesOutACounterPredictedZeroForTheProfiledConfigurati
   EXPECT_FLOAT_EQ(scores[2], 5.0f / 15);
 }
 
+TEST(ProfileScoring, Eq12CanCountOneSidedZerosAsKttDoes) {
+  // Shared-memory loads, fewer wanted: configuration 2 uses no shared memory at all.
+  const std::vector<float> shared = {100, 50, 0, 0};
+  const std::vector<float> dram = {0, 10, 10, 0};  // more wanted; p has none
+  const ReactionTerm terms[] = {{shared.data(), -0.6f}, {dram.data(), 0.5f}};
+  std::vector<float> dropped(4), counted(4);
+  search::score_configurations(terms, 0, dropped);
+  search::score_configurations(terms, 0, counted, search::ZeroPredictions::Count);
+  // Drop (the method): shared memory 0 scores nothing; DRAM, 0 at p, is left out for all.
+  EXPECT_FLOAT_EQ(dropped[1], -0.6f * (50 - 100) / 150);
+  EXPECT_FLOAT_EQ(dropped[2], 0);
+  // Count: 100 -> 0 is the largest fall, -0.6 * (0 - 100) / 100 = 0.6; 0 -> 10 DRAM the
+  // largest rise, +0.5; 0/0 still contributes nothing.
+  EXPECT_FLOAT_EQ(counted[1], -0.6f * (50 - 100) / 150 + 0.5f);
+  EXPECT_FLOAT_EQ(counted[2], 0.6f + 0.5f);
+  EXPECT_FLOAT_EQ(counted[3], 0.6f);
+  EXPECT_FLOAT_EQ(counted[0], 0) << "the profiled configuration still changes nothing";
+}
+
 TEST(ProfileScoring, ReactionTermsKeepNonZeroChangesOfPredictedCounters) {
   PredictedCounters predicted;
   predicted.counters = {"DRAM_RT", "L2_RT"};
