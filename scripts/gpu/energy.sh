@@ -46,13 +46,7 @@ tune() {  # tune NAME SIZE DB LOG-STEM ARGS...
 for item in "$@"; do
   target="${item%:*}"
   count="${item##*:}"
-  name="${target%@*}"
-  size=h200
-  [ "$target" != "$name" ] && size="${target#*@}"
-  stem="${name}_${size}"
-  db="$out/$stem.db"
-  previous="$root/data/h200/$stem.db.gz"
-  [ -f "$previous" ] && [ ! -f "$db" ] && gunzip -c "$previous" >"$db"
+  open_store "$target"
 
   if [ "$count" -gt 0 ]; then
     echo "== $stem: energy of the first $count configurations of the random order (window $window s)"

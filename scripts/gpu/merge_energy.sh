@@ -5,6 +5,10 @@
 # stay). For recordings built in separate device calls, e.g. counters in one and energy in
 # the other:  bash scripts/gpu/merge_energy.sh gemm_h200.db gemm_h200_energy.db
 set -euo pipefail
+if [ $# -ne 2 ] || [ ! -f "$1" ] || [ ! -f "$2" ]; then
+  echo "usage: merge_energy.sh TARGET.db SOURCE.db (both existing, uncompressed Steer stores)" >&2
+  exit 2
+fi
 target="$1" source="$2"
 same="SELECT count(*) FROM tunings t, other.tunings o WHERE t.spec_name = o.spec_name AND
   t.spec_hash = o.spec_hash AND t.device = o.device AND t.backend = o.backend AND t.problem_size = o.problem_size"

@@ -20,9 +20,6 @@ set -uo pipefail
 source "$(dirname "$0")/environment.sh"
 started=$(date +%s)
 for item in "$@"; do
-  name="${item%@*}"
-  size=h200
-  [ "$item" != "$name" ] && size="${item#*@}"
   if [ -n "${STEER_RECORD_DEADLINE:-}" ]; then
     left=$((STEER_RECORD_DEADLINE - ($(date +%s) - started)))
     if [ "$left" -lt 30 ]; then
@@ -30,10 +27,7 @@ for item in "$@"; do
       continue
     fi
   fi
-  stem="${name}_${size}"
-  db="$out/$stem.db"
-  previous="$root/data/h200/$stem.db.gz"
-  [ -f "$previous" ] && [ ! -f "$db" ] && gunzip -c "$previous" >"$db"
+  open_store "$item"
   searcher="${STEER_RECORD_SEARCHER:-random}"
   echo "== $name ($size, $searcher${STEER_RECORD_BUDGET:+, budget $STEER_RECORD_BUDGET})"
   extra=(--searcher "$searcher" --seed 1)

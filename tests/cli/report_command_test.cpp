@@ -3,7 +3,6 @@
 // by hand below; and its errors.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -18,31 +17,15 @@
 
 #include "steer/result.hpp"
 #include "steer/store.hpp"
+#include "steer_cli_runner.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string output;  // stdout; stderr too when asked
-};
-
-Outcome run_steer(const std::string& arguments, bool with_stderr = true) {
-  std::string command = "'" STEER_BINARY "' " + arguments + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  Outcome outcome;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) {
-    ADD_FAILURE() << "cannot run " << command;
-    return outcome;
-  }
-  char block[4096];
-  for (std::size_t n; (n = std::fread(block, 1, sizeof block, pipe)) > 0;) outcome.output.append(block, n);
-  int status = pclose(pipe);
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return outcome;
-}
+using steer::test_support::run_steer;
+using Outcome = steer::test_support::CliOutcome;
 
 // A fresh folder per test, removed when it ends.
 class Scratch {

@@ -1,7 +1,6 @@
 // `steer space`, run as a user runs it: the built binary, its output and exit status.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,31 +10,16 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "steer_cli_runner.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-Outcome run_steer(const std::string& arguments) {
-  std::string command = "'" STEER_BINARY "' " + arguments + " 2>&1";
-  Outcome outcome;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) {
-    ADD_FAILURE() << "cannot run " << command;
-    return outcome;
-  }
-  char block[4096];
-  for (std::size_t n; (n = std::fread(block, 1, sizeof block, pipe)) > 0;) outcome.output.append(block, n);
-  int status = pclose(pipe);
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return outcome;
-}
+using steer::test_support::run_steer;
+using Outcome = steer::test_support::CliOutcome;
 
 std::string kernel_spec(const std::string& name) {
   return std::string("'" STEER_SOURCE_DIR "/kernels/") + name + "/spec.json'";

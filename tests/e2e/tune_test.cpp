@@ -18,6 +18,7 @@
 #include "steer/spec.hpp"
 #include "steer/space.hpp"
 #include "steer/store.hpp"
+#include "steer_cli_runner.hpp"
 
 namespace {
 
@@ -25,21 +26,11 @@ namespace fs = std::filesystem;
 
 const std::string kSpec = std::string(STEER_SOURCE_DIR) + "/kernels/transpose/spec.json";
 
-struct Output {
-  int exit_code = -1;
-  std::string stdout_text;
-};
+using Output = steer::test_support::CliOutcome;
 
+// stdout only unless asked: the tests parse --json output.
 Output run_steer(const std::string& arguments, bool with_stderr = false) {
-  std::string command = std::string(STEER_BINARY) + " " + arguments + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  Output out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return out;
-  char buffer[4096];
-  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) out.stdout_text.append(buffer, n);
-  int status = pclose(pipe);
-  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
+  return steer::test_support::run_steer(arguments, with_stderr);
 }
 
 bool have_opencl() {
@@ -70,8 +61,8 @@ TEST(TuneEndToEnd, TunesTheSmallTransposeExhaustivelyAndValidatesEveryConfigurat
   fs::path db = fresh_db("full");
   Output out = run_steer("tune " + kSpec + " --backend opencl --size small --searcher exhaustive --repetitions 2 " +
                          "--warmup 0 --json --db " + db.string());
-  ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
-  auto summary = nlohmann::json::parse(out.stdout_text);
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  auto summary = nlohmann::json::parse(out.output);
   EXPECT_EQ(summary["tests"].get<std::uint64_t>(), space.size());
   EXPECT_EQ(summary["valid"].get<std::uint64_t>(), space.size()) << "every valid configuration must validate";
   EXPECT_EQ(summary["failed"].get<std::uint64_t>(), 0u);
@@ -91,8 +82,8 @@ TEST(TuneEndToEnd, JsonSummaryHasTheDocumentedFields) {
   fs::path db = fresh_db("json");
   Output out = run_steer("tune " + kSpec + " --backend opencl --size small --budget 5 --seed 3 --json --db " +
                          db.string());
-  ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
-  auto summary = nlohmann::json::parse(out.stdout_text);
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  auto summary = nlohmann::json::parse(out.output);
   for (const char* field : {"tests", "valid", "failed", "wall_s", "best"}) {
     EXPECT_TRUE(summary.contains(field)) << field;
   }
@@ -103,7 +94,7 @@ TEST(TuneEndToEnd, JsonSummaryHasTheDocumentedFields) {
   Output again = run_steer("tune " + kSpec + " --backend opencl --size small --budget 5 --seed 3 --json --db " +
                            db.string());
   ASSERT_EQ(again.exit_code, 0);
-  auto resumed = nlohmann::json::parse(again.stdout_text);
+  auto resumed = nlohmann::json::parse(again.output);
   EXPECT_EQ(resumed["tests"], 5);
   EXPECT_EQ(resumed["resumed"], 5);
   EXPECT_EQ(resumed["best"], summary["best"]);
@@ -149,7 +140,7 @@ TEST(TuneEndToEnd, KillNineThenResumeLosesNoFinishedTestAndDuplicatesNone) {
 
   Output resumed = run_steer(arguments + " --json");
   ASSERT_EQ(resumed.exit_code, 0);
-  auto summary = nlohmann::json::parse(resumed.stdout_text);
+  auto summary = nlohmann::json::parse(resumed.output);
   EXPECT_EQ(summary["tests"], 60);
   EXPECT_EQ(summary["resumed"].get<std::size_t>(), before.size());
 
@@ -206,10 +197,10 @@ TEST(TuneEndToEnd, CtrlCStopsCleanlyWithEveryFinishedTestStored) {
 TEST(TuneEndToEnd, BadInputGetsAClearErrorAndNonZeroExit) {
   Output missing = run_steer("tune /nonexistent/spec.json --budget 1", true);
   EXPECT_NE(missing.exit_code, 0);
-  EXPECT_NE(missing.stdout_text.find("/nonexistent/spec.json"), std::string::npos) << missing.stdout_text;
+  EXPECT_NE(missing.output.find("/nonexistent/spec.json"), std::string::npos) << missing.output;
   Output bad_searcher = run_steer("tune " + kSpec + " --backend opencl --searcher nonsense --budget 1", true);
   EXPECT_NE(bad_searcher.exit_code, 0);
-  EXPECT_NE(bad_searcher.stdout_text.find("unknown searcher 'nonsense'"), std::string::npos) << bad_searcher.stdout_text;
+  EXPECT_NE(bad_searcher.output.find("unknown searcher 'nonsense'"), std::string::npos) << bad_searcher.output;
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 // `steer simulate` as a user runs it: on every recording in the shared data, and its errors.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -10,30 +9,15 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "steer_cli_runner.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string output;  // stdout; stderr too when asked
-};
-
-Outcome run_steer(const std::string& arguments, bool with_stderr) {
-  std::string command = "'" STEER_BINARY "' " + arguments + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  Outcome outcome;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) {
-    ADD_FAILURE() << "cannot run " << command;
-    return outcome;
-  }
-  char block[4096];
-  for (std::size_t n; (n = std::fread(block, 1, sizeof block, pipe)) > 0;) outcome.output.append(block, n);
-  int status = pclose(pipe);
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return outcome;
-}
+using steer::test_support::run_steer;
+using Outcome = steer::test_support::CliOutcome;
 
 TEST(SimulateCommand, RunsOnEveryRecordingInTheSharedData) {
   int recordings = 0;
