@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Prints Steer's counters next to Nsight Compute's for the same metrics and configuration.
-Usage: compare_ncu.py STEER_PROFILE_JSON NCU_CSV LABEL   (steer profile --json; ncu --csv --print-units base)"""
+Usage: compare_ncu.py STEER_PROFILE_JSON NCU_CSV LABEL   (steer profile --json; ncu --csv --print-units base)
+The last line, "LABEL worst pct diff X", is the largest |difference| in % over the
+*.pct_of_peak_* metrics: scripts/gpu/ranges.sh picks the profiler range from it."""
 import csv, json, sys
 steer = json.load(open(sys.argv[1]))["counters"]
 rows = [r for r in csv.reader(open(sys.argv[2])) if r]
@@ -13,8 +15,12 @@ ncu = {}
 for r in rows[header + 1:]:
     if len(r) > value_col:
         ncu.setdefault(r[name_col], float(r[value_col].replace(",", "")))
+worst = 0.0
 for metric, value in sorted(ncu.items()):
     ours = steer.get(metric)
     diff = (ours - value) / value * 100 if ours is not None and value else float("nan")
     shown = lambda v: "-" if v is None else (f"{v:.0f}" if abs(v) >= 1000 else f"{v:.3f}")
     print(f"{sys.argv[3]:9} {metric:60} steer {shown(ours):>16} ncu {shown(value):>16} diff {diff:+.3f} %")
+    if "pct_of_peak" in metric:
+        worst = max(worst, abs(diff)) if diff == diff else 1e9  # a missing value is the worst
+print(f"{sys.argv[3]} worst pct diff {worst:.3f}")

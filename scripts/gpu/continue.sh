@@ -1,45 +1,109 @@
 #!/usr/bin/env bash
-# One device call that carries the H200 ground truth forward, most valuable first, and
-# stops cleanly at a deadline (the device allows 600 s per call):
-#   1. the CUDA GPU tests                               -> $OUT/tests.txt
-#   2. user range vs kernel range vs ncu (ranges.sh)     -> $OUT/ranges.txt
-#   3. counters for the recordings that lack them, then new configurations (record.sh)
-#   4. energy samples and the near-best band (energy.sh)
+# One device call that carries the H200 ground truth forward and stops cleanly at a deadline
+# (the device allows 600 s per call). Two lanes of work:
+#   counters lane: 1. the CUDA GPU tests                                 -> tests.txt
+#                  2. user range vs kernel range vs ncu (ranges.sh): the range the rest
+#                     profiles with is the one that agrees with ncu     -> ranges.txt
+#                  3. steer tune --searcher profile-based on the GPU: gemm at 4096³ steered by
+#                     a model trained on the 128³ recording            -> profile_based_gemm.*
+#                  4. counters and new configurations (record.sh)
+#   energy lane:   5. energy samples and the near-best band (energy.sh)
+# On a machine with two GPUs (device kind nvidia-h200-x2) the lanes run side by side, one per
+# GPU (NVML is addressed by PCI bus id, so each lane's energy is its own GPU's); on one GPU
+# the energy lane follows the counters lane. The lanes must name different stores.
 # The scripts write into a scratch folder; $OUT receives results.tgz and summary.txt only
 # (the device returns at most 8 files, and a folder of many would lose the archive).
 #   device run: bash scripts/gpu/continue.sh     (carry: [".gpu-bundle"]; after scripts/gpu/bundle here)
-# Environment: CONTINUE_DEADLINE (default 560 s), CONTINUE_RECORD (default "coulomb nbody conv gemm"),
-# CONTINUE_ENERGY (default "gemm:1000 dgemm_energy:2100"), CONTINUE_SKIP (stage numbers to skip, e.g. "1 2").
+# Environment: CONTINUE_DEADLINE (default 530 s; then every lane is stopped), CONTINUE_RECORD (default "nbody"),
+# CONTINUE_ENERGY (default "gemm:1000 dgemm_energy:2100"), CONTINUE_SKIP (stage numbers to
+# skip, e.g. "1 2"), CONTINUE_RECORD_AFTER_ENERGY (benchmarks the energy lane records with
+# counters once its energy work is done), CONTINUE_RANGE (user|kernel: skip the verdict and profile with this range).
 set -uo pipefail
 final="${OUT:-/tmp/steer-gpu}"
 mkdir -p "$final"
 export OUT="$(mktemp -d)"
 source "$(dirname "$0")/environment.sh"
 exec > >(tee "$final/summary.txt") 2>&1
-deadline="${CONTINUE_DEADLINE:-560}"
+deadline="${CONTINUE_DEADLINE:-530}"
 skip=" ${CONTINUE_SKIP:-} "
 left() { echo $((deadline - SECONDS)); }
 stage() { [[ "$skip" != *" $1 "* ]]; }
+gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | wc -l)
+nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,clocks.sm,power.draw,temperature.gpu --format=csv
 
-if stage 1; then
-  {
-    nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw,temperature.gpu --format=csv
-    timeout 150 "$bundle/tests/steer_backend_tests" --gtest_filter='Cuda*'
-    echo "tests exit $?"
-  } >"$out/tests.txt" 2>&1
-  grep -E "PASSED|FAILED|tests exit" "$out/tests.txt"
+counters_lane() {
+  if stage 1; then
+    timeout -k 5 120 "$bundle/tests/steer_backend_tests" --gtest_filter='Cuda*' >"$out/tests.txt" 2>&1
+    echo "tests exit $?" >>"$out/tests.txt"
+    grep -E "PASSED|FAILED|tests exit" "$out/tests.txt"
+  fi
+  local range="${CONTINUE_RANGE:-user}"
+  if [ -z "${CONTINUE_RANGE:-}" ] && stage 2 && [ "$(left)" -gt 300 ]; then
+    timeout -k 5 200 bash "$root/scripts/gpu/ranges.sh" | tail -n 40
+    [ -f "$out/range_verdict" ] && range="$(cat "$out/range_verdict")"
+  fi
+  export STEER_CUPTI_RANGE="$range"
+  echo "profiling with the $range range"
+  if stage 3 && [ "$(left)" -gt 200 ]; then
+    echo "== steer tune gemm (4096³) --searcher profile-based, model trained on gemm at 128³"
+    "$bundle/steer" model train --data "$root/data/h200/gemm_cube128.db.gz" --spec "$root/kernels/gemm/spec.json" \
+      --kind tree --out "$out/gemm_cube128.tree.json" >"$out/profile_based_gemm_model.txt" 2>&1
+    echo "model train exit $?"
+    timeout -k 5 150 "$bundle/steer" tune "$root/kernels/gemm/spec.json" --backend cuda --size h200 \
+      --searcher profile-based --model "$out/gemm_cube128.tree.json" --budget 60 --seed 1 \
+      --db "$out/profile_based_gemm.db" --json >"$out/profile_based_gemm.json" 2>"$out/profile_based_gemm.log"
+    echo "tune exit $?"
+    tail -n 3 "$out/profile_based_gemm.log"
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("tests", d["tests"], "valid", d["valid"], "profiled", d["profiling"]["profiled_tests"], "best", d["best"]["time_ms"], "ms", d["best"]["config"])' \
+      "$out/profile_based_gemm.json" 2>&1
+  fi
+  if stage 4 && [ "$(left)" -gt 60 ]; then
+    local share=$(left)
+    [ "$gpus" -lt 2 ] && share=$((share / 2))  # on one GPU, half of what is left; the rest for energy
+    STEER_RECORD_COUNTERS=default STEER_RECORD_MAX_TEST_MS=50 STEER_RECORD_DEADLINE=$((share - 10)) \
+      bash "$root/scripts/gpu/record.sh" ${CONTINUE_RECORD:-nbody} | grep -v '^test '
+  fi
+}
+
+energy_lane() {
+  if stage 5 && [ "$(left)" -gt 40 ]; then
+    STEER_ENERGY_DEADLINE=$(($(left) - 20)) bash "$root/scripts/gpu/energy.sh" \
+      ${CONTINUE_ENERGY:-gemm:1000 dgemm_energy:2100} | grep -v '^test '
+  fi
+  # What is left of this lane's GPU records counters for CONTINUE_RECORD_AFTER_ENERGY.
+  if [ -n "${CONTINUE_RECORD_AFTER_ENERGY:-}" ] && [ "$(left)" -gt 60 ]; then
+    STEER_RECORD_COUNTERS=default STEER_RECORD_MAX_TEST_MS=50 STEER_RECORD_DEADLINE=$(($(left) - 10)) \
+      bash "$root/scripts/gpu/record.sh" $CONTINUE_RECORD_AFTER_ENERGY | grep -v '^test '
+  fi
+}
+
+# Each lane runs in its own process group, so that at the deadline everything it started
+# (steer, its workers, ncu) can be stopped, and what was measured by then still comes back:
+# the stores are written test by test.
+start_lane() {  # start_lane NAME GPU: runs NAME_lane in the background, its lines prefixed
+  (
+    [ -n "$2" ] && export CUDA_VISIBLE_DEVICES="$2"
+    "$1_lane" 2>&1 | sed -u "s/^/[$1] /"
+  ) &
+}
+set -m  # background jobs get process groups of their own
+if [ "$gpus" -ge 2 ]; then
+  echo "$gpus GPUs: the counters lane on GPU 0, the energy lane on GPU 1"
+  start_lane counters 0
+  start_lane energy 1
+else
+  (counters_lane; energy_lane) 2>&1 &
 fi
-if stage 2 && [ "$(left)" -gt 300 ]; then
-  timeout 150 bash "$root/scripts/gpu/ranges.sh" | tail -n 30
-fi
-if stage 3 && [ "$(left)" -gt 60 ]; then
-  # Half of what is left, the other half for energy.
-  STEER_RECORD_COUNTERS=default STEER_RECORD_MAX_TEST_MS=50 STEER_RECORD_DEADLINE=$(($(left) / 2)) \
-    bash "$root/scripts/gpu/record.sh" ${CONTINUE_RECORD:-coulomb nbody conv gemm} | grep -v '^test '
-fi
-if stage 4 && [ "$(left)" -gt 40 ]; then
-  STEER_ENERGY_DEADLINE=$(($(left) - 15)) bash "$root/scripts/gpu/energy.sh" ${CONTINUE_ENERGY:-gemm:1000 dgemm_energy:2100} |
-    grep -v '^test '
-fi
+while [ -n "$(jobs -rp)" ] && [ "$(left)" -gt 0 ]; do sleep 2; done
+for pid in $(jobs -rp); do
+  echo "continue.sh: the deadline stops job $pid"
+  kill -TERM -- "-$pid" 2>/dev/null
+done
+# `timeout` puts what it runs into a process group of its own: stop those by name.
+pkill -TERM -f "$bundle/" 2>/dev/null
+pkill -TERM -x ncu 2>/dev/null
+sleep 5
+for pid in $(jobs -rp); do kill -KILL -- "-$pid" 2>/dev/null; done
+pkill -KILL -f "$bundle/" 2>/dev/null
 (cd "$out" && tar czf "$final/results.tgz" ./* && ls -la "$final/results.tgz")
 echo "continue.sh: done in $SECONDS s"

@@ -2,6 +2,7 @@
 # Which profiler range gives Nsight Compute's percentages (docs/counters.md, "The range")?
 # Profiles one transpose and one gemm configuration with the user range (default) and with
 # STEER_CUPTI_RANGE=kernel, and ncu the same metrics; prints the three side by side.
+# Writes $OUT/range_verdict: "kernel" or "user", the range whose percentages agree with ncu.
 #   device run: bash scripts/gpu/ranges.sh        (carry: [".gpu-bundle"])
 set -uo pipefail
 source "$(dirname "$0")/environment.sh"
@@ -16,11 +17,12 @@ for case in "transpose h200 VECTOR_TYPE=1,CR=1,LOCAL_MEM=1,PADD_LOCAL=1,WORK_GRO
   read -r name size config <<<"$case"
   spec="$root/kernels/$name/spec.json"
   for range in user kernel; do
-    STEER_CUPTI_RANGE=$range timeout 180 "$steer" profile "$spec" --backend cuda --size "$size" --config "$config" \
+    STEER_CUPTI_RANGE=$range timeout -k 5 60 "$steer" profile "$spec" --backend cuda --size "$size" --config "$config" \
       --no-energy --counters "$metrics" --json >"$out/${name}_${size}_$range.json" 2>"$out/${name}_${size}_$range.log"
     echo "steer profile $name $size, $range range: exit $?" | tee -a "$log"
   done
-  timeout 240 "$ncu" --clock-control none --metrics "$metrics" --launch-count 1 --target-processes all --csv \
+  # -k: the tuned kernel, not a cache flush or restore the worker launches around it.
+  timeout -k 5 90 "$ncu" --clock-control none --metrics "$metrics" -k "$name" --launch-count 1 --target-processes all --csv \
     --print-units base "$steer" profile "$spec" --backend cuda --size "$size" --config "$config" --counters none \
     --no-energy --repetitions 1 >"$out/ncu_${name}_${size}.csv" 2>"$out/ncu_${name}_${size}.log"
   echo "ncu $name $size: exit $?" | tee -a "$log"
@@ -29,3 +31,9 @@ for case in "transpose h200 VECTOR_TYPE=1,CR=1,LOCAL_MEM=1,PADD_LOCAL=1,WORK_GRO
       "$range" 2>&1 | tee -a "$log"
   done
 done
+# The verdict (continue.sh profiles with it): the kernel range where its percentages are
+# within 3 % of ncu's in every case and closer than the user range's; else the user range.
+verdict=$(awk '/ worst pct diff /{w[$1] = ($5 > w[$1]) ? $5 : w[$1]; n[$1]++}
+  END {print (n["kernel"] > 0 && w["kernel"] <= 3 && w["kernel"] < w["user"]) ? "kernel" : "user"}' "$log")
+echo "$verdict" >"$out/range_verdict"
+echo "range verdict: $verdict" | tee -a "$log"
