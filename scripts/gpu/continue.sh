@@ -2,11 +2,11 @@
 # One device call that carries the H200 ground truth forward and stops cleanly at a deadline
 # (the device allows 600 s per call). Two lanes of work:
 #   counters lane: 1. the CUDA GPU tests                                 -> tests.txt
-#                  2. user range vs kernel range vs ncu (ranges.sh): the range the rest
-#                     profiles with is the one that agrees with ncu     -> ranges.txt
+#                  2. user range vs kernel range vs ncu (ranges.sh)      -> ranges.txt
 #                  3. steer tune --searcher profile-based on the GPU: gemm at 4096³ steered by
 #                     a model trained on the 128³ recording            -> profile_based_gemm.*
-#                  4. counters and new configurations (record.sh)
+#                  4. counters and new configurations (record.sh; each store keeps the
+#                     profiler range its counters were measured with)
 #   energy lane:   5. energy samples and the near-best band (energy.sh)
 # On a machine with two GPUs (device kind nvidia-h200-x2) the lanes run side by side, one per
 # GPU (NVML is addressed by PCI bus id, so each lane's energy is its own GPU's); on one GPU
@@ -17,7 +17,8 @@
 # Environment: CONTINUE_DEADLINE (default 530 s; then every lane is stopped), CONTINUE_RECORD (default "nbody"),
 # CONTINUE_ENERGY (default "gemm:1000 dgemm_energy:2100"), CONTINUE_SKIP (stage numbers to
 # skip, e.g. "1 2"), CONTINUE_RECORD_AFTER_ENERGY (benchmarks the energy lane records with
-# counters once its energy work is done), CONTINUE_RANGE (user|kernel: skip the verdict and profile with this range).
+# counters once its energy work is done), STEER_RECORD_RECOUNT=1 (record.sh: profile the stores'
+# valid tests again, with the kernel range).
 set -uo pipefail
 final="${OUT:-/tmp/steer-gpu}"
 mkdir -p "$final"
@@ -37,13 +38,9 @@ counters_lane() {
     echo "tests exit $?" >>"$out/tests.txt"
     grep -E "PASSED|FAILED|tests exit" "$out/tests.txt"
   fi
-  local range="${CONTINUE_RANGE:-user}"
-  if [ -z "${CONTINUE_RANGE:-}" ] && stage 2 && [ "$(left)" -gt 300 ]; then
+  if stage 2 && [ "$(left)" -gt 300 ]; then
     timeout -k 5 200 bash "$root/scripts/gpu/ranges.sh" | tail -n 40
-    [ -f "$out/range_verdict" ] && range="$(cat "$out/range_verdict")"
   fi
-  export STEER_CUPTI_RANGE="$range"
-  echo "profiling with the $range range"
   if stage 3 && [ "$(left)" -gt 200 ]; then
     echo "== steer tune gemm (4096³) --searcher profile-based, model trained on gemm at 128³"
     "$bundle/steer" model train --data "$root/data/h200/gemm_cube128.db.gz" --spec "$root/kernels/gemm/spec.json" \

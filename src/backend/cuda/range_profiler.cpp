@@ -12,12 +12,13 @@ namespace steer::cuda {
 
 namespace {
 
-// STEER_CUPTI_RANGE: "user" (default, a push/pop range around the launch) or "kernel"
-// (CUPTI's auto range: the kernel itself). Read once per process.
+// STEER_CUPTI_RANGE: "kernel" (default: CUPTI's auto range, the kernel itself) or "user" (a
+// push/pop range around the launch, which the recordings of 2026-11-30 were made with).
+// Read once per process.
 bool kernel_ranges() {
   static const bool kernel = [] {
     const char* setting = std::getenv("STEER_CUPTI_RANGE");
-    const std::string_view mode = setting ? setting : "user";
+    const std::string_view mode = setting ? setting : "kernel";
     if (mode == "kernel") return true;
     if (mode != "user") throw BackendError(fmt::format("STEER_CUPTI_RANGE={}: expected user or kernel", mode));
     return false;
@@ -207,10 +208,10 @@ RangeProfiler::Collection RangeProfiler::collect(const std::vector<std::string>&
     set.pCounterDataImage = data.data();
     // User replay: we make every pass's launch ourselves, so the inputs can be restored
     // before each one (kernel replay would save and restore all device memory instead,
-    // which for gigabyte arguments costs more than the kernel). The range is ours too (a
-    // push/pop around the launch) unless STEER_CUPTI_RANGE=kernel asks CUPTI to make the
-    // kernel the range: on the H200 the user range measured 0.4-0.9 ms more than the
-    // kernel, which dilutes every *.pct_of_peak_sustained_elapsed metric (docs/counters.md).
+    // which for gigabyte arguments costs more than the kernel). The range is the kernel
+    // itself (auto range): a push/pop user range around the launch spans up to 0.6 ms more
+    // than the kernel on the H200, which dilutes every *.pct_of_peak_sustained_elapsed
+    // metric; the kernel range agrees with Nsight Compute (docs/counters.md).
     const bool kernel_range = kernel_ranges();
     set.range = kernel_range ? CUPTI_AutoRange : CUPTI_UserRange;
     set.replayMode = CUPTI_UserReplay;
