@@ -16,9 +16,19 @@ namespace steer::cli {
 // the order its tests were appended. Throws Error / StoreError naming the file.
 ImportedRecording read_recording(const std::filesystem::path& file, std::optional<std::int64_t> tuning = {});
 
+// Which recorded tests load_recording keeps.
+enum class RecordedTests {
+  All,
+  // Valid tests without counters are left out (failed ones, which never have counters, stay):
+  // a recording whose counters are still being added, replayed for a counter-guided searcher
+  // over the configurations it could have profiled.
+  WithCounters,
+};
+
 // read_recording, laid over `definition`'s space when given (Recording::from_import); errors
-// name the file.
+// name the file. `left_out`, if given, receives how many tests `keep` left out.
 Recording load_recording(const std::filesystem::path& file, const SpaceDefinition* definition = nullptr,
-                         std::optional<std::int64_t> tuning = {});
+                         std::optional<std::int64_t> tuning = {}, RecordedTests keep = RecordedTests::All,
+                         std::size_t* left_out = nullptr);
 
 }  // namespace steer::cli

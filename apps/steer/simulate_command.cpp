@@ -37,6 +37,7 @@ struct SimulateArgs {
   std::size_t ahead = 1;
   bool json = false;
   bool details = false;
+  bool with_counters = false;
   std::string curves;
 };
 
@@ -62,7 +63,8 @@ nlohmann::ordered_json curve_json(const std::vector<CurvePoint>& curve) {
   return {{"x", x}, {"runs_with_valid", runs}, {"mean_best_ms", mean}, {"std_best_ms", std}};
 }
 
-void print_json(const Evaluation& evaluation, const Recording& recording, const SimulateArgs& args) {
+void print_json(const Evaluation& evaluation, const Recording& recording, const SimulateArgs& args,
+                std::size_t left_out) {
   nlohmann::ordered_json searchers = nlohmann::ordered_json::array();
   for (const SearcherEvaluation& e : evaluation.searchers) {
     nlohmann::ordered_json searcher = {{"name", e.name},
@@ -102,13 +104,16 @@ void print_json(const Evaluation& evaluation, const Recording& recording, const 
                                    {"budget", args.budget ? nlohmann::ordered_json(*args.budget) : nullptr},
                                    {"seed", args.seed},
                                    {"repetitions", args.repetitions}};
+  if (args.with_counters) report["left_out_without_counters"] = left_out;
   fmt::print("{}\n", report.dump(2));
 }
 
-void print_table(const Evaluation& evaluation, const Recording& recording, const SimulateArgs& args) {
+void print_table(const Evaluation& evaluation, const Recording& recording, const SimulateArgs& args,
+                 std::size_t left_out) {
   fmt::print("{} on {}: {} configurations, {} valid, best {:.4f} ms, target {:.4f} ms ({}x)\n",
              recording.kernel(), recording.device(), evaluation.configs, evaluation.valid, evaluation.best_ms,
              evaluation.target_ms, args.target);
+  if (args.with_counters) fmt::print("{} valid tests without counters left out (--with-counters)\n", left_out);
   if (recording.present_count() != evaluation.configs || recording.outside_space() > 0) {
     // Only with --spec: missing configurations replay as skipped tests.
     fmt::print("{} of the configurations are in the recording; {} recorded ones are outside the space\n",
@@ -144,7 +149,9 @@ int run_simulate(const SimulateArgs& args) {
   std::optional<Spec> spec;
   if (!args.spec.empty()) spec = load_spec(args.spec);
   // Any recording `steer import` reads, or a results store (.db, .db.gz).
-  Recording recording = load_recording(args.data, spec ? &spec->space : nullptr);
+  std::size_t left_out = 0;
+  Recording recording = load_recording(args.data, spec ? &spec->space : nullptr, {},
+                                       args.with_counters ? RecordedTests::WithCounters : RecordedTests::All, &left_out);
 
   EvaluationOptions options;
   options.simulation.target = args.target;
@@ -168,9 +175,9 @@ int run_simulate(const SimulateArgs& args) {
 
   if (!args.curves.empty()) write_curves(evaluation, args.curves);
   if (args.json) {
-    print_json(evaluation, recording, args);
+    print_json(evaluation, recording, args, left_out);
   } else {
-    print_table(evaluation, recording, args);
+    print_table(evaluation, recording, args, left_out);
   }
   return 0;
 }
@@ -190,6 +197,8 @@ Runner register_simulate(CLI::App& app) {
       ->delimiter(',');
   command->add_option("--spec", args->spec, "Replay over this spec's space instead of the recorded configurations");
   command->add_option("--model", args->model, "Model file for model-guided searchers");
+  command->add_flag("--with-counters", args->with_counters,
+                    "Replay only the configurations that could be profiled: leave out valid tests without counters");
   command->add_option("--set", args->settings,
                       "Searcher setting NAME=VALUE for every searcher evaluated, or SEARCHER.NAME=VALUE for one (repeatable)");
   command->add_option("--runs", args->runs, "Runs per searcher (seeds seed, seed+1, ...)")

@@ -136,6 +136,11 @@ CounterFamily counter_family_for(ComputeCapability capability) noexcept;
 // no table knows any of the names.
 std::optional<CounterFamily> detect_counter_family(const CounterValues& raw);
 
+// Whether `raw` holds hardware counters: names a family table knows, or canonical
+// abbreviations. "threads" alone is not a measurement, nor are the other per-configuration
+// values the importers keep (a Kernel Tuner cache's extra columns, for example).
+bool has_hardware_counters(const CounterValues& raw);
+
 struct CanonicalCounters {
   // Abbreviation -> canonical value, plus every raw counter the table does not translate,
   // under its own name (a value computed from the table wins over a raw counter that

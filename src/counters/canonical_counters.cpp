@@ -64,6 +64,17 @@ std::optional<CounterFamily> detect_counter_family(const CounterValues& raw) {
   return best;
 }
 
+bool has_hardware_counters(const CounterValues& raw) {
+  if (detect_counter_family(raw)) return true;
+  for (CounterFamily family : {CounterFamily::VoltaPlus, CounterFamily::Ktt, CounterFamily::PreVolta}) {
+    for (const CounterMapping& row : counter_table(family)) {
+      if (!row.abbreviation.empty() && row.abbreviation != abbr::THREADS && raw.contains(std::string(row.abbreviation)))
+        return true;
+    }
+  }
+  return false;
+}
+
 CanonicalCounters canonical_counters(const CounterValues& raw, CounterFamily family) {
   auto table = counter_table(family);
   CanonicalCounters result;

@@ -119,6 +119,16 @@ TEST(DetectCounterFamily, NeedsAtLeastOneHardwareName) {
   EXPECT_EQ(detect_counter_family(recorded_counters(kCoulombGtx1070, 0)), std::nullopt);
 }
 
+TEST(HasHardwareCounters, HardwareNamesOrCanonicalAbbreviationsButNotThreadsAlone) {
+  EXPECT_TRUE(has_hardware_counters(recorded_counters(kCoulombRtx2080, 0)));
+  EXPECT_TRUE(has_hardware_counters(recorded_counters(kCoulombGtx1070, kFirstProfiledGtx1070)));
+  EXPECT_FALSE(has_hardware_counters(recorded_counters(kCoulombGtx1070, 0))) << "global size and compiler facts only";
+  EXPECT_FALSE(has_hardware_counters({}));
+  EXPECT_FALSE(has_hardware_counters({{"threads", 1024.0}}));
+  EXPECT_FALSE(has_hardware_counters({{"GFLOP/s", 12.0}}));
+  EXPECT_TRUE(has_hardware_counters({{"DRAM_RT", 5.0}, {"threads", 1024.0}}));
+}
+
 TEST(DetectCounterFamily, FollowsTheRenamedWarpMetrics) {
   CounterValues raw{{"smsp__average_thread_inst_executed_per_inst_executed.ratio", 32.0}};
   EXPECT_EQ(detect_counter_family(raw), CounterFamily::VoltaPlus);

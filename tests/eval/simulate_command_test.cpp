@@ -78,6 +78,31 @@ TEST(SimulateCommand, ReadsAGzippedResultsStore) {
   EXPECT_FALSE(report["searchers"][0].contains("run_tests_to_target")) << "per-run data only with --details";
 }
 
+TEST(SimulateCommand, WithCountersReplaysOnlyWhatCouldHaveBeenProfiled) {
+  // Replays a recording of data/h200/ with --with-counters; expects configurations, valid
+  // ones, and valid tests left out for lack of counters.
+  const auto expect_replayed = [](const std::string& store, int configs, int valid, int left_out) {
+    Outcome outcome = run_steer("simulate --data '" STEER_SOURCE_DIR "/data/h200/" + store +
+                                    "' --searcher random --runs 5 --with-counters --json",
+                                false);
+    ASSERT_EQ(outcome.exit_code, 0) << store << ": " << outcome.output;
+    nlohmann::json report = nlohmann::json::parse(outcome.output);
+    EXPECT_EQ(report["configs"], configs) << store;
+    EXPECT_EQ(report["valid"], valid) << store;
+    EXPECT_EQ(report["left_out_without_counters"], left_out) << store;
+  };
+  // 1,000 configurations, all valid, 496 with counters (the other 504 measured for energy only).
+  expect_replayed("gemm_h200.db.gz", 496, 496, 504);
+  // The failed configurations have no counters and stay, as they cost a test anyway.
+  expect_replayed("conv_h200.db.gz", 519, 380, 0);
+
+  Outcome none = run_steer("simulate --data '" STEER_SHARED_DIR
+                           "/data/ktt/pnpoly_rtx3090.ktt.json.gz' --searcher random --runs 5 --with-counters",
+                           true);
+  EXPECT_NE(none.exit_code, 0);
+  EXPECT_THAT(none.output, HasSubstr("no test has counters"));
+}
+
 TEST(SimulateCommand, DetailsGiveEveryRunAndTheCurves) {
   Outcome outcome = run_steer("simulate --data '" STEER_SHARED_DIR
                               "/data/ktt/coulomb_rtx2080.ktt.json.gz' --searcher exhaustive --runs 4 --json --details",
