@@ -14,11 +14,13 @@
 # The scripts write into a scratch folder; $OUT receives results.tgz and summary.txt only
 # (the device returns at most 8 files, and a folder of many would lose the archive).
 #   device run: bash scripts/gpu/continue.sh     (carry: [".gpu-bundle"]; after scripts/gpu/bundle here)
-# Environment: CONTINUE_DEADLINE (default 530 s; then every lane is stopped), CONTINUE_RECORD (default "nbody"),
-# CONTINUE_ENERGY (default "gemm:1000 dgemm_energy:2100"), CONTINUE_SKIP (stage numbers to
-# skip, e.g. "1 2"), CONTINUE_RECORD_AFTER_ENERGY (benchmarks the energy lane records with
-# counters once its energy work is done), STEER_RECORD_RECOUNT=1 (record.sh: profile the stores'
-# valid tests again, with the kernel range).
+# The defaults are the next step after 2026-11-30 (docs/performance.md, "Next device calls").
+# Environment: CONTINUE_DEADLINE (default 530 s; then every lane is stopped), CONTINUE_SKIP
+# (stage numbers to skip; default "2 3", both done on 2026-11-30; "" runs all), CONTINUE_RECORD
+# (default "gemm nbody"), CONTINUE_ENERGY (default "dgemm_energy:0 coulomb:0": their
+# near-best bands), CONTINUE_RECORD_AFTER_ENERGY (benchmarks the energy lane records with
+# counters once its energy work is done; default "transpose conv"), STEER_RECORD_RECOUNT=1
+# (record.sh: profile the stores' valid tests again, with the kernel range).
 set -uo pipefail
 final="${OUT:-/tmp/steer-gpu}"
 mkdir -p "$final"
@@ -26,7 +28,7 @@ export OUT="$(mktemp -d)"
 source "$(dirname "$0")/environment.sh"
 exec > >(tee "$final/summary.txt") 2>&1
 deadline="${CONTINUE_DEADLINE:-530}"
-skip=" ${CONTINUE_SKIP:-} "
+skip=" ${CONTINUE_SKIP-2 3} "
 left() { echo $((deadline - SECONDS)); }
 stage() { [[ "$skip" != *" $1 "* ]]; }
 gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | wc -l)
@@ -58,19 +60,20 @@ counters_lane() {
     local share=$(left)
     [ "$gpus" -lt 2 ] && share=$((share / 2))  # on one GPU, half of what is left; the rest for energy
     STEER_RECORD_COUNTERS=default STEER_RECORD_MAX_TEST_MS=50 STEER_RECORD_DEADLINE=$((share - 10)) \
-      bash "$root/scripts/gpu/record.sh" ${CONTINUE_RECORD:-nbody} | grep -v '^test '
+      bash "$root/scripts/gpu/record.sh" ${CONTINUE_RECORD:-gemm nbody} | grep -v '^test '
   fi
 }
 
 energy_lane() {
   if stage 5 && [ "$(left)" -gt 40 ]; then
     STEER_ENERGY_DEADLINE=$(($(left) - 20)) bash "$root/scripts/gpu/energy.sh" \
-      ${CONTINUE_ENERGY:-gemm:1000 dgemm_energy:2100} | grep -v '^test '
+      ${CONTINUE_ENERGY:-dgemm_energy:0 coulomb:0} | grep -v '^test '
   fi
   # What is left of this lane's GPU records counters for CONTINUE_RECORD_AFTER_ENERGY.
-  if [ -n "${CONTINUE_RECORD_AFTER_ENERGY:-}" ] && [ "$(left)" -gt 60 ]; then
+  local after="${CONTINUE_RECORD_AFTER_ENERGY-transpose conv}"
+  if [ -n "$after" ] && [ "$(left)" -gt 60 ]; then
     STEER_RECORD_COUNTERS=default STEER_RECORD_MAX_TEST_MS=50 STEER_RECORD_DEADLINE=$(($(left) - 10)) \
-      bash "$root/scripts/gpu/record.sh" $CONTINUE_RECORD_AFTER_ENERGY | grep -v '^test '
+      bash "$root/scripts/gpu/record.sh" $after | grep -v '^test '
   fi
 }
 
