@@ -20,7 +20,8 @@
 # (default "gemm nbody"), CONTINUE_ENERGY (default "dgemm_energy:0 coulomb:0": their
 # near-best bands), CONTINUE_RECORD_AFTER_ENERGY (benchmarks the energy lane records with
 # counters once its energy work is done; default "transpose conv"), STEER_RECORD_RECOUNT=1
-# (record.sh: profile the stores' valid tests again, with the kernel range).
+# (record.sh: the stores' configurations again, counters with the kernel range, into new
+# *_kernel_range stores).
 set -uo pipefail
 final="${OUT:-/tmp/steer-gpu}"
 mkdir -p "$final"

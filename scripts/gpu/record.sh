@@ -16,24 +16,28 @@
 #                                  configuration gets 2, a 1 ms one all 10)
 #   STEER_RECORD_SEARCHER=NAME     random (default, seed 1) or exhaustive (index order)
 #   STEER_RECORD_BUDGET=N          stop each benchmark after N tests (a sample, e.g. model training data)
-#   STEER_RECORD_RECOUNT=1         drop the store's counters first, so every valid test is profiled
-#                                  again (with the kernel range)
+#   STEER_RECORD_RECOUNT=1         measure the store's configurations again, counters with the
+#                                  kernel range, into a new store <name>_<size>_kernel_range.db
+#                                  (same order; resumable like any other): the original stays
+#                                  as it is, and is replaced by hand once the new one is complete
 # The profiler range (docs/counters.md) is kept per store, in a table steer_recording that
 # Steer itself ignores: a store's counters are all measured with one range. Stores with counters
 # and no such table are from before the kernel range became the default: they keep the user
-# range until STEER_RECORD_RECOUNT=1 measures them again.
+# range, and STEER_RECORD_RECOUNT=1 measures them again.
 set -uo pipefail
 source "$(dirname "$0")/environment.sh"
 started=$(date +%s)
+asked_range="${STEER_CUPTI_RANGE:-}"  # each store decides its own range; this is only the ask
 
-# store_profiler_range DB RECOUNT: prints the range the store's counters are measured with, and
-# records it in the store (with RECOUNT=1, after dropping the store's counters). A store Steer
-# has not made yet is left alone (Steer refuses a database with tables of others only): the
-# call after the tuning records the range then.
+# store_profiler_range DB [USED]: prints the range the store's counters are (to be) measured
+# with and records it in the store: the store's own record; else USED, the range a run just
+# used; else "user" for a store that holds counters (recorded before stores said); else
+# STEER_CUPTI_RANGE or "kernel". A store Steer has not made yet is left alone (Steer refuses
+# a database with tables of others only): the call after the tuning records the range.
 store_profiler_range() {
-  python3 - "$1" "$2" <<'PY'
+  python3 - "$1" "${2:-}" <<'PY'
 import os, sqlite3, sys
-db, recount = sys.argv[1], sys.argv[2] == "1"
+db, used = sys.argv[1], sys.argv[2]
 asked = os.environ.get("STEER_CUPTI_RANGE")
 if not os.path.exists(db):
     print(asked or "kernel"); sys.exit(0)
@@ -41,17 +45,15 @@ con = sqlite3.connect(db)
 if con.execute("select name from sqlite_master where name = 'tunings'").fetchone() is None:
     print(asked or "kernel"); sys.exit(0)
 con.execute("create table if not exists steer_recording (key text primary key, value text not null)")
-has_counters = con.execute("select name from sqlite_master where name = 'counters'").fetchone() is not None
-if recount and has_counters:
-    dropped = con.execute("select count(distinct test_id) from counters").fetchone()[0]
-    con.execute("delete from counters")
-    con.execute("delete from steer_recording where key = 'profiler_range'")
-    print(f"   recount: dropped the counters of {dropped} tests", file=sys.stderr)
 row = con.execute("select value from steer_recording where key = 'profiler_range'").fetchone()
+has_counters = con.execute("select name from sqlite_master where name = 'counters'").fetchone() is not None and \
+    con.execute("select count(*) from counters").fetchone()[0] > 0
 if row:
     kept = row[0]
-elif has_counters and con.execute("select count(*) from counters").fetchone()[0] > 0:
-    kept = "user"  # measured before the store said, when the user range was the default
+elif used:
+    kept = used
+elif has_counters:
+    kept = "user"  # measured before stores said, when the user range was the default
 else:
     kept = asked or "kernel"
 if asked and asked != kept:
@@ -60,6 +62,18 @@ if asked and asked != kept:
 con.execute("insert or replace into steer_recording values ('profiler_range', ?)", (kept,))
 con.commit()
 print(kept)
+PY
+}
+
+# recount_list ORIGINAL LIST: every configuration of the original store, in its order.
+recount_list() {
+  python3 - "$1" "$2" <<'PY'
+import sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute("select config_key from tests order by sequence").fetchall()
+with open(sys.argv[2], "w") as f:
+    f.write(f"# the configurations of {sys.argv[1]}, in its order\n")
+    for (key,) in rows: f.write(key + "\n")
+print(f"   recount: {len(rows)} configurations of {sys.argv[1]}, counters with the kernel range")
 PY
 }
 for item in "$@"; do
@@ -71,13 +85,29 @@ for item in "$@"; do
     fi
   fi
   open_store "$item"
+  unset STEER_CUPTI_RANGE
+  [ -n "$asked_range" ] && export STEER_CUPTI_RANGE="$asked_range"
   searcher="${STEER_RECORD_SEARCHER:-random}"
-  echo "== $name ($size, $searcher${STEER_RECORD_BUDGET:+, budget $STEER_RECORD_BUDGET})"
   extra=(--searcher "$searcher" --seed 1)
+  if [ "${STEER_RECORD_RECOUNT:-0}" = 1 ]; then
+    if [ ! -f "$db" ]; then
+      echo "== $item: nothing to recount (no store $stem)"
+      continue
+    fi
+    original="$db"
+    stem="${stem}_kernel_range"
+    db="$out/$stem.db"
+    if [ -f "$root/data/h200/$stem.db.gz" ] && [ ! -f "$db" ]; then gunzip -c "$root/data/h200/$stem.db.gz" >"$db"; fi
+    recount_list "$original" "$out/$stem.list"
+    searcher="list"
+    extra=(--searcher list --set "file=$out/$stem.list")
+    export STEER_CUPTI_RANGE=kernel STEER_RECORD_COUNTERS="${STEER_RECORD_COUNTERS:-default}"
+  fi
+  echo "== $name ($size, $searcher${STEER_RECORD_BUDGET:+, budget $STEER_RECORD_BUDGET})"
   [ -n "${STEER_RECORD_BUDGET:-}" ] && extra+=(--budget "$STEER_RECORD_BUDGET")
   if [ -n "${STEER_RECORD_COUNTERS:-}" ]; then
     extra+=(--counters "$STEER_RECORD_COUNTERS")
-    STEER_CUPTI_RANGE="$(store_profiler_range "$db" "${STEER_RECORD_RECOUNT:-0}")" || exit 1
+    STEER_CUPTI_RANGE="$(store_profiler_range "$db")" || exit 1
     export STEER_CUPTI_RANGE
     echo "   counters with the $STEER_CUPTI_RANGE range"
   fi
@@ -89,7 +119,7 @@ for item in "$@"; do
   "$bundle/steer" tune "$root/kernels/$name/spec.json" --backend cuda --size "$size" \
     --repetitions "${STEER_RECORD_REPETITIONS:-10}" --max-test-ms "${STEER_RECORD_MAX_TEST_MS:-100}" "${extra[@]}" --db "$db" --json >"$out/$stem.json" 2>"$out/$stem.log"
   echo "exit $?"
-  [ -n "${STEER_RECORD_COUNTERS:-}" ] && store_profiler_range "$db" 0 >/dev/null
+  [ -n "${STEER_RECORD_COUNTERS:-}" ] && store_profiler_range "$db" "$STEER_CUPTI_RANGE" >/dev/null
   tail -n 2 "$out/$stem.log"
   cat "$out/$stem.json"
   echo

@@ -1,0 +1,158 @@
+// scripts/gpu/record.sh and energy.sh as the H200 runs them, with a fake steer in place of the
+// bundle's (STEER_GPU_BUNDLE): what they do to the stores of data/h200/ around a run. These
+// scripts change committed ground truth, so what they must never do is checked here: lose a
+// measurement, or mix two profiler ranges in one store.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+// The fake steer: logs its arguments and the profiler range it was given, one line per call,
+// to $FAKE_STEER_LOG. With `--set file=LIST` it "measures" the first configuration of the
+// list: energy 999 J over a 0.5 s window, as a run stopped by its deadline after one test.
+// Asked for counters on a store that does not exist, it makes one with a profiled test.
+constexpr const char* kFakeSteer = R"py(#!/usr/bin/env python3
+import os, sqlite3, sys
+args = sys.argv[1:]
+with open(os.environ["FAKE_STEER_LOG"], "a") as log:
+    log.write("range=%s args=%s\n" % (os.environ.get("STEER_CUPTI_RANGE", ""), " ".join(args)))
+db = args[args.index("--db") + 1]
+listed = [a[5:] for a in args if a.startswith("file=")]
+if "--counters" in args and not os.path.exists(db):
+    con = sqlite3.connect(db)
+    con.execute("create table tunings (id integer primary key)")
+    con.execute("create table tests (id integer primary key, config_key text, energy_joules_per_launch real, energy_window_s real)")
+    con.execute("create table counters (test_id integer, name text, value real)")
+    con.execute("insert into tunings values (1)")
+    con.execute("insert into tests values (1, 'A=1', null, null)")
+    con.execute("insert into counters values (1, 'smsp__inst_executed.sum', 1e6)")
+    con.commit()
+if listed and os.path.exists(db):
+    keys = [l.strip() for l in open(listed[0]) if l.strip() and not l.startswith("#")]
+    con = sqlite3.connect(db)
+    con.execute("update tests set energy_joules_per_launch = 999, energy_window_s = 0.5 where config_key = ?", (keys[0],))
+    con.commit()
+sys.exit(1)
+)py";
+
+class GpuScripts : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("steer_gpu_scripts_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "bundle");
+    fs::create_directories(dir_ / "out");
+    std::ofstream(dir_ / "bundle" / "steer") << kFakeSteer;
+    fs::permissions(dir_ / "bundle" / "steer", fs::perms::owner_all);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs a script of scripts/gpu/ with OUT and the fake bundle; returns its output.
+  std::string run(const std::string& environment, const std::string& script_and_args) {
+    const fs::path output = dir_ / "output.txt";
+    const std::string command = "cd '" STEER_SOURCE_DIR "' && env OUT='" + (dir_ / "out").string() +
+                                "' STEER_GPU_BUNDLE='" + (dir_ / "bundle").string() + "' FAKE_STEER_LOG='" +
+                                (dir_ / "steer.log").string() + "' " + environment + " bash scripts/gpu/" +
+                                script_and_args + " >'" + output.string() + "' 2>&1";
+    EXPECT_EQ(std::system(command.c_str()), 0) << read(output);
+    return read(output);
+  }
+
+  static std::string read(const fs::path& file) {
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+  std::string steer_log() { return read(dir_ / "steer.log"); }
+
+  // The first column of the first row of `sql` on a store in OUT, as text ("" when none).
+  std::string query(const std::string& store, const std::string& sql) {
+    sqlite3* db = nullptr;
+    std::string value;
+    if (sqlite3_open_v2((dir_ / "out" / store).c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+      sqlite3_stmt* statement = nullptr;
+      if (sqlite3_prepare_v2(db, sql.c_str(), -1, &statement, nullptr) == SQLITE_OK &&
+          sqlite3_step(statement) == SQLITE_ROW && sqlite3_column_text(statement, 0)) {
+        value = reinterpret_cast<const char*>(sqlite3_column_text(statement, 0));
+      }
+      sqlite3_finalize(statement);
+    }
+    sqlite3_close(db);
+    return value;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(GpuScripts, EnergyMeasuredAgainReplacesTheOldAndADeadlineLosesNothing) {
+  // dgemm_energy_h200: 2,112 configurations with energy, the near-best band's from 0.1 s windows.
+  std::string output = run("", "energy.sh dgemm_energy:0");
+  EXPECT_THAT(output, HasSubstr("in the band had energy from windows under 0.4 s: measured again"));
+  EXPECT_THAT(output, HasSubstr("not measured again keep their earlier energy"));
+  EXPECT_THAT(steer_log(), HasSubstr("--searcher list"));
+  EXPECT_THAT(steer_log(), HasSubstr("--energy-window 0.5"));
+
+  const std::string store = "dgemm_energy_h200.db";
+  EXPECT_EQ(query(store, "select count(*) from tests where energy_joules_per_launch is null"), "0");
+  EXPECT_EQ(query(store, "select count(*) from tests where energy_joules_per_launch = 999"), "1")
+      << "the one configuration the run measured again keeps its new figure";
+  EXPECT_EQ(query(store, "select count(*) from tests where energy_window_s is null"), "0");
+  EXPECT_EQ(query(store, "select count(*) from sqlite_master where name = 'steer_energy_earlier'"), "0");
+}
+
+TEST_F(GpuScripts, AStoreKeepsTheProfilerRangeItsCountersWereMeasuredWith) {
+  // conv_h200 holds counters from the user range and no record of it; nbody_fresh has no store.
+  std::string output = run("STEER_RECORD_COUNTERS=default STEER_CUPTI_RANGE=kernel", "record.sh conv");
+  EXPECT_THAT(output, HasSubstr("counters with the user range"));
+  EXPECT_THAT(output, HasSubstr("STEER_CUPTI_RANGE=kernel ignored"));
+  EXPECT_THAT(steer_log(), HasSubstr("range=user"));
+  EXPECT_EQ(query("conv_h200.db", "select value from steer_recording where key = 'profiler_range'"), "user");
+  EXPECT_EQ(query("conv_h200.db", "select count(distinct test_id) from counters"), "380") << "no counter dropped";
+}
+
+TEST_F(GpuScripts, TheRangeOfOneStoreDoesNotCarryOverToTheNext) {
+  // conv: user range (its counters); gemm@m16: no store yet, so the default, the kernel range.
+  std::string output = run("STEER_RECORD_COUNTERS=default", "record.sh conv gemm@m16");
+  EXPECT_THAT(output, HasSubstr("counters with the user range"));
+  EXPECT_THAT(output, HasSubstr("counters with the kernel range"));
+  std::string log = steer_log();
+  const auto conv = log.find("range=user"), gemm = log.find("range=kernel");
+  EXPECT_NE(conv, std::string::npos) << log;
+  EXPECT_NE(gemm, std::string::npos) << log;
+  EXPECT_LT(conv, gemm) << log;
+  EXPECT_EQ(query("gemm_m16.db", "select value from steer_recording where key = 'profiler_range'"), "kernel")
+      << "a new store records the range its first counters were measured with";
+}
+
+TEST_F(GpuScripts, RecountMeasuresEveryConfigurationIntoANewStoreAndLeavesTheOriginal) {
+  std::string output = run("STEER_RECORD_RECOUNT=1", "record.sh transpose");
+  EXPECT_THAT(output, HasSubstr("recount: 657 configurations"));
+  EXPECT_THAT(output, HasSubstr("counters with the kernel range"));
+  std::string log = steer_log();
+  EXPECT_THAT(log, HasSubstr("range=kernel"));
+  EXPECT_THAT(log, HasSubstr("transpose_h200_kernel_range.db"));
+  EXPECT_THAT(log, HasSubstr("--counters default"));
+  EXPECT_EQ(query("transpose_h200.db", "select count(distinct test_id) from counters"), "639")
+      << "the original store is not touched";
+  std::ifstream list(dir_ / "out" / "transpose_h200_kernel_range.list");
+  int lines = 0;
+  for (std::string line; std::getline(list, line);) lines += line.empty() || line[0] == '#' ? 0 : 1;
+  EXPECT_EQ(lines, 657);
+}
+
+}  // namespace
