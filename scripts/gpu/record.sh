@@ -95,9 +95,7 @@ for item in "$@"; do
       continue
     fi
     original="$db"
-    stem="${stem}_kernel_range"
-    db="$out/$stem.db"
-    if [ -f "$root/data/h200/$stem.db.gz" ] && [ ! -f "$db" ]; then gunzip -c "$root/data/h200/$stem.db.gz" >"$db"; fi
+    open_store "$item" _kernel_range
     recount_list "$original" "$out/$stem.list"
     searcher="list"
     extra=(--searcher list --set "file=$out/$stem.list")
