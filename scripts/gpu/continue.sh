@@ -5,23 +5,28 @@
 #                  2. user range vs kernel range vs ncu (ranges.sh)      -> ranges.txt
 #                  3. steer tune --searcher profile-based on the GPU: gemm at 4096³ steered by
 #                     a model trained on the 128³ recording            -> profile_based_gemm.*
+#                  6. the cost of profiling pass by pass, and the 5-pass default set against
+#                     ncu (pass_cost.sh)                                 -> pass_cost.txt
 #                  4. counters and new configurations (record.sh; each store keeps the
 #                     profiler range its counters were measured with)
-#   energy lane:   5. energy samples and the near-best band (energy.sh)
+#   energy lane:   5. energy samples and the near-best band (energy.sh), then record.sh for
+#                     CONTINUE_RECORD_AFTER_ENERGY
 # On a machine with two GPUs (device kind nvidia-h200-x2) the lanes run side by side, one per
 # GPU (NVML is addressed by PCI bus id, so each lane's energy is its own GPU's); on one GPU
 # the energy lane follows the counters lane. The lanes must name different stores.
 # The scripts write into a scratch folder; $OUT receives results.tgz and summary.txt only
 # (the device returns at most 8 files, and a folder of many would lose the archive).
 #   device run: bash scripts/gpu/continue.sh     (carry: [".gpu-bundle"]; after scripts/gpu/bundle here)
-# The defaults are the next step after 2026-11-30 (docs/performance.md, "Next device calls").
+# The defaults are the next step after 2026-11-30 (docs/performance.md, "Next device calls"):
+# every stored configuration measured again with counters from the kernel range
+# (STEER_RECORD_RECOUNT=1, into *_kernel_range stores), and the near-best energy bands of gemm
+# and DGEMM again with 0.5 s windows. Resume calls skip the one-off stages: CONTINUE_SKIP="1 2 3 6".
 # Environment: CONTINUE_DEADLINE (default 530 s; then every lane is stopped), CONTINUE_SKIP
 # (stage numbers to skip; default "2 3", both done on 2026-11-30; "" runs all), CONTINUE_RECORD
-# (default "gemm nbody"), CONTINUE_ENERGY (default "dgemm_energy:0 coulomb:0": their
-# near-best bands), CONTINUE_RECORD_AFTER_ENERGY (benchmarks the energy lane records with
-# counters once its energy work is done; default "transpose conv"), STEER_RECORD_RECOUNT=1
-# (record.sh: the stores' configurations again, counters with the kernel range, into new
-# *_kernel_range stores).
+# (default "gemm coulomb"), CONTINUE_ENERGY (default "gemm:0 dgemm_energy:0": their near-best
+# bands), CONTINUE_RECORD_AFTER_ENERGY (benchmarks the energy lane records once its energy work
+# is done; default "nbody transpose conv gemm@cube128"), STEER_RECORD_RECOUNT (default 1 here;
+# 0 records new configurations into the stores themselves).
 set -uo pipefail
 final="${OUT:-/tmp/steer-gpu}"
 mkdir -p "$final"
@@ -30,6 +35,7 @@ source "$(dirname "$0")/environment.sh"
 exec > >(tee "$final/summary.txt") 2>&1
 deadline="${CONTINUE_DEADLINE:-530}"
 skip=" ${CONTINUE_SKIP-2 3} "
+export STEER_RECORD_RECOUNT="${STEER_RECORD_RECOUNT:-1}"
 left() { echo $((deadline - SECONDS)); }
 stage() { [[ "$skip" != *" $1 "* ]]; }
 gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | wc -l)
@@ -57,21 +63,24 @@ counters_lane() {
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("tests", d["tests"], "valid", d["valid"], "profiled", d["profiling"]["profiled_tests"], "best", d["best"]["time_ms"], "ms", d["best"]["config"])' \
       "$out/profile_based_gemm.json" 2>&1
   fi
+  if stage 6 && [ "$(left)" -gt 300 ]; then
+    timeout -k 5 240 bash "$root/scripts/gpu/pass_cost.sh" | grep -E '^(==|pass |kernel|test )'
+  fi
   if stage 4 && [ "$(left)" -gt 60 ]; then
     local share=$(left)
     [ "$gpus" -lt 2 ] && share=$((share / 2))  # on one GPU, half of what is left; the rest for energy
     STEER_RECORD_COUNTERS=default STEER_RECORD_MAX_TEST_MS=50 STEER_RECORD_DEADLINE=$((share - 10)) \
-      bash "$root/scripts/gpu/record.sh" ${CONTINUE_RECORD:-gemm nbody} | grep -v '^test '
+      bash "$root/scripts/gpu/record.sh" ${CONTINUE_RECORD:-gemm coulomb} | grep -v '^test '
   fi
 }
 
 energy_lane() {
   if stage 5 && [ "$(left)" -gt 40 ]; then
     STEER_ENERGY_DEADLINE=$(($(left) - 20)) bash "$root/scripts/gpu/energy.sh" \
-      ${CONTINUE_ENERGY:-dgemm_energy:0 coulomb:0} | grep -v '^test '
+      ${CONTINUE_ENERGY:-gemm:0 dgemm_energy:0} | grep -v '^test '
   fi
   # What is left of this lane's GPU records counters for CONTINUE_RECORD_AFTER_ENERGY.
-  local after="${CONTINUE_RECORD_AFTER_ENERGY-transpose conv}"
+  local after="${CONTINUE_RECORD_AFTER_ENERGY-nbody transpose conv gemm@cube128}"
   if [ -n "$after" ] && [ "$(left)" -gt 60 ]; then
     STEER_RECORD_COUNTERS=default STEER_RECORD_MAX_TEST_MS=50 STEER_RECORD_DEADLINE=$(($(left) - 10)) \
       bash "$root/scripts/gpu/record.sh" $after | grep -v '^test '

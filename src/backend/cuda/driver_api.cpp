@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -103,8 +104,11 @@ DriverError::DriverError(CUresult result, std::string_view call, std::string_vie
 
 void trace(const char* step) {
   static const bool on = std::getenv("STEER_CUDA_TRACE") != nullptr;
+  static const auto first = std::chrono::steady_clock::now();
   if (on) {
-    std::fprintf(stderr, "[steer worker %d] %s\n", static_cast<int>(::getpid()), step);
+    // Milliseconds since the first step: the gaps place the time too (scripts/gpu/pass_cost.sh).
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - first).count();
+    std::fprintf(stderr, "[steer worker %d +%.3f ms] %s\n", static_cast<int>(::getpid()), ms, step);
     std::fflush(stderr);
   }
 }

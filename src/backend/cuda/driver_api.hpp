@@ -47,7 +47,8 @@ struct DriverApi {
 const DriverApi& driver();
 
 // With STEER_CUDA_TRACE set, the worker says on standard error what it is about to do,
-// so that a crash inside a library (CUPTI, the driver) can be placed.
+// with the milliseconds since its first step, so that a crash inside a library (CUPTI, the
+// driver) can be placed and the time of each step (e.g. each profiler pass) read off.
 void trace(const char* step);
 
 // "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)".
