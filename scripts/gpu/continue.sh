@@ -26,7 +26,9 @@
 # (default "gemm coulomb"), CONTINUE_ENERGY (default "gemm:0 dgemm_energy:0": their near-best
 # bands), CONTINUE_RECORD_AFTER_ENERGY (benchmarks the energy lane records once its energy work
 # is done; default "nbody transpose conv gemm@cube128"), STEER_RECORD_RECOUNT (default 1 here;
-# 0 records new configurations into the stores themselves).
+# 0 records new configurations into the stores themselves), CONTINUE_EXTEND and
+# CONTINUE_EXTEND_AFTER_ENERGY (benchmarks whose stores get new configurations of the space,
+# without recount, once everything else of the counters lane / the energy lane is done; default none).
 set -uo pipefail
 final="${OUT:-/tmp/steer-gpu}"
 mkdir -p "$final"
@@ -72,6 +74,14 @@ counters_lane() {
     STEER_RECORD_COUNTERS=default STEER_RECORD_MAX_TEST_MS=50 STEER_RECORD_DEADLINE=$((share - 10)) \
       bash "$root/scripts/gpu/record.sh" ${CONTINUE_RECORD:-gemm coulomb} | grep -v '^test '
   fi
+  extend ${CONTINUE_EXTEND:-}
+}
+
+# extend NAME...: new configurations, with counters, for stores that need no recount.
+extend() {
+  [ "$#" -gt 0 ] && [ "$(left)" -gt 60 ] || return 0
+  STEER_RECORD_RECOUNT=0 STEER_RECORD_COUNTERS=default STEER_RECORD_MAX_TEST_MS=50 STEER_RECORD_DEADLINE=$(($(left) - 10)) \
+    bash "$root/scripts/gpu/record.sh" "$@" | grep -v '^test '
 }
 
 energy_lane() {
@@ -85,6 +95,7 @@ energy_lane() {
     STEER_RECORD_COUNTERS=default STEER_RECORD_MAX_TEST_MS=50 STEER_RECORD_DEADLINE=$(($(left) - 10)) \
       bash "$root/scripts/gpu/record.sh" $after | grep -v '^test '
   fi
+  extend ${CONTINUE_EXTEND_AFTER_ENERGY:-}
 }
 
 # Each lane runs in its own process group, so that at the deadline everything it started
