@@ -5,7 +5,7 @@
 # configuration within 1.1x of the best (median, p90), and the ratio to random search's mean.
 # settings: --set values (space-separated); compute_bound=true where the kernel's spec
 # declares it compute-bound (coulomb, gemm, conv, nbody), as steer tune does; a word starting
-# with -- is a steer simulate flag (--with-counters: gemm_h200's counters lag behind its tests).
+# with -- is a steer simulate flag (e.g. --with-counters for a recording whose counters lag behind its tests).
 #   BUILD=build-lead RUNS=1000 bash scripts/bench/profile_based_table.sh
 # PAIRS="TUNED|MODEL_DATA|SETTINGS" lines override the default list below.
 set -euo pipefail
@@ -22,8 +22,8 @@ $d/pnpoly_rtx2080ti.ktt.json.gz|$d/pnpoly_rtx2080ti.ktt.json.gz|
 $h/coulomb_h200.db.gz|$d/coulomb_rtx2080.ktt.json.gz|compute_bound=true
 $h/coulomb_h200.db.gz|$h/coulomb_h200.db.gz|compute_bound=true
 $h/transpose_h200.db.gz|$h/transpose_h200.db.gz|
-$h/gemm_h200.db.gz|$h/gemm_h200.db.gz|compute_bound=true --with-counters
-$h/gemm_h200.db.gz|$h/gemm_cube128.db.gz|compute_bound=true --with-counters
+$h/gemm_h200.db.gz|$h/gemm_h200.db.gz|compute_bound=true
+$h/gemm_h200.db.gz|$h/gemm_cube128.db.gz|compute_bound=true
 $h/conv_h200.db.gz|$h/conv_h200.db.gz|compute_bound=true
 $h/nbody_h200.db.gz|$h/nbody_h200.db.gz|compute_bound=true"
 pairs="${PAIRS:-$default_pairs}"

@@ -17,16 +17,15 @@
 # The scripts write into a scratch folder; $OUT receives results.tgz and summary.txt only
 # (the device returns at most 8 files, and a folder of many would lose the archive).
 #   device run: bash scripts/gpu/continue.sh     (carry: [".gpu-bundle"]; after scripts/gpu/bundle here)
-# The defaults are the next step after 2026-11-30 (docs/performance.md, "Next device calls"):
-# every stored configuration measured again with counters from the kernel range
-# (STEER_RECORD_RECOUNT=1, into *_kernel_range stores), and the near-best energy bands of gemm
-# and DGEMM again with 0.5 s windows. Resume calls skip the one-off stages: CONTINUE_SKIP="1 2 3 6".
+# The defaults are the next step after session 5 (docs/performance.md, "Next device calls"):
+# the rest of each space with counters (gemm and transpose in the counters lane, nbody and
+# conv after the DGEMM near-best band in the energy lane); the one-off stages are skipped.
 # Environment: CONTINUE_DEADLINE (default 530 s; then every lane is stopped), CONTINUE_SKIP
-# (stage numbers to skip; default "2 3", both done on 2026-11-30; "" runs all), CONTINUE_RECORD
-# (default "gemm coulomb"), CONTINUE_ENERGY (default "gemm:0 dgemm_energy:0": their near-best
-# bands), CONTINUE_RECORD_AFTER_ENERGY (benchmarks the energy lane records once its energy work
-# is done; default "nbody transpose conv gemm@cube128"), STEER_RECORD_RECOUNT (default 1 here;
-# 0 records new configurations into the stores themselves), CONTINUE_EXTEND and
+# (stage numbers to skip; default "1 2 3 6", all done on 2026-11-30; "" runs all), CONTINUE_RECORD
+# (default "gemm transpose"), CONTINUE_ENERGY (default "dgemm_energy:0": its near-best band,
+# which grows as the recording does), CONTINUE_RECORD_AFTER_ENERGY (benchmarks the energy lane
+# records once its energy work is done; default "nbody conv"), STEER_RECORD_RECOUNT (default 0;
+# 1 measures the stores' configurations again into *_kernel_range stores), CONTINUE_EXTEND and
 # CONTINUE_EXTEND_AFTER_ENERGY (benchmarks whose stores get new configurations of the space,
 # without recount, once everything else of the counters lane / the energy lane is done; default none).
 set -uo pipefail
@@ -36,8 +35,8 @@ export OUT="$(mktemp -d)"
 source "$(dirname "$0")/environment.sh"
 exec > >(tee "$final/summary.txt") 2>&1
 deadline="${CONTINUE_DEADLINE:-530}"
-skip=" ${CONTINUE_SKIP-2 3} "
-export STEER_RECORD_RECOUNT="${STEER_RECORD_RECOUNT:-1}"
+skip=" ${CONTINUE_SKIP-1 2 3 6} "
+export STEER_RECORD_RECOUNT="${STEER_RECORD_RECOUNT:-0}"
 left() { echo $((deadline - SECONDS)); }
 stage() { [[ "$skip" != *" $1 "* ]]; }
 gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | wc -l)
@@ -72,7 +71,7 @@ counters_lane() {
     local share=$(left)
     [ "$gpus" -lt 2 ] && share=$((share / 2))  # on one GPU, half of what is left; the rest for energy
     STEER_RECORD_COUNTERS=default STEER_RECORD_MAX_TEST_MS=50 STEER_RECORD_DEADLINE=$((share - 10)) \
-      bash "$root/scripts/gpu/record.sh" ${CONTINUE_RECORD:-gemm coulomb} | grep -v '^test '
+      bash "$root/scripts/gpu/record.sh" ${CONTINUE_RECORD:-gemm transpose} | grep -v '^test '
   fi
   extend ${CONTINUE_EXTEND:-}
 }
@@ -87,10 +86,10 @@ extend() {
 energy_lane() {
   if stage 5 && [ "$(left)" -gt 40 ]; then
     STEER_ENERGY_DEADLINE=$(($(left) - 20)) bash "$root/scripts/gpu/energy.sh" \
-      ${CONTINUE_ENERGY:-gemm:0 dgemm_energy:0} | grep -v '^test '
+      ${CONTINUE_ENERGY:-dgemm_energy:0} | grep -v '^test '
   fi
   # What is left of this lane's GPU records counters for CONTINUE_RECORD_AFTER_ENERGY.
-  local after="${CONTINUE_RECORD_AFTER_ENERGY-nbody transpose conv gemm@cube128}"
+  local after="${CONTINUE_RECORD_AFTER_ENERGY-nbody conv}"
   if [ -n "$after" ] && [ "$(left)" -gt 60 ]; then
     STEER_RECORD_COUNTERS=default STEER_RECORD_MAX_TEST_MS=50 STEER_RECORD_DEADLINE=$(($(left) - 10)) \
       bash "$root/scripts/gpu/record.sh" $after | grep -v '^test '
