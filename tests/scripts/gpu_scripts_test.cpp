@@ -1,7 +1,9 @@
 // scripts/gpu/record.sh and energy.sh as the H200 runs them, with a fake steer in place of the
 // bundle's (STEER_GPU_BUNDLE): what they do to the stores of data/h200/ around a run. These
 // scripts change committed ground truth, so what they must never do is checked here: lose a
-// measurement, or mix two profiler ranges in one store.
+// measurement, or mix two profiler ranges in one store. Each test starts from a copy of a
+// committed store put in the state it needs (the scripts take a store already in OUT over the
+// committed one), so the tests do not depend on how far the recordings have come.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -80,6 +82,23 @@ class GpuScripts : public ::testing::Test {
 
   std::string steer_log() { return read(dir_ / "steer.log"); }
 
+  // Copies data/h200/STEM.db.gz into OUT as STEM.db and runs `sql` on it: the state a test
+  // starts from.
+  void prepare(const std::string& stem, const std::string& sql) {
+    const fs::path db = dir_ / "out" / (stem + ".db");
+    const std::string gunzip =
+        "gunzip -c '" STEER_SOURCE_DIR "/data/h200/" + stem + ".db.gz' > '" + db.string() + "'";
+    ASSERT_EQ(std::system(gunzip.c_str()), 0) << gunzip;
+    sqlite3* handle = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
+    char* error = nullptr;
+    const int status = sqlite3_exec(handle, sql.c_str(), nullptr, nullptr, &error);
+    const std::string message = error ? error : "";
+    sqlite3_free(error);
+    sqlite3_close(handle);
+    ASSERT_EQ(status, SQLITE_OK) << sql << ": " << message;
+  }
+
   // The first column of the first row of `sql` on a store in OUT, as text ("" when none).
   std::string query(const std::string& store, const std::string& sql) {
     sqlite3* db = nullptr;
@@ -100,7 +119,11 @@ class GpuScripts : public ::testing::Test {
 };
 
 TEST_F(GpuScripts, EnergyMeasuredAgainReplacesTheOldAndADeadlineLosesNothing) {
-  // dgemm_energy_h200: 2,112 configurations with energy, the near-best band's from 0.1 s windows.
+  // dgemm_energy_h200 with energy for every configuration, the near-best band's from 0.1 s windows.
+  prepare("dgemm_energy_h200",
+          "update tests set energy_window_s = 0.1 where status = 'ok' and median_ms <= "
+          "1.2 * (select min(median_ms) from tests where status = 'ok')");
+  ASSERT_EQ(query("dgemm_energy_h200.db", "select count(*) from tests where energy_joules_per_launch is null"), "0");
   std::string output = run("", "energy.sh dgemm_energy:0");
   EXPECT_THAT(output, HasSubstr("in the band had energy from windows under 0.4 s: measured again"));
   EXPECT_THAT(output, HasSubstr("not measured again keep their earlier energy"));
@@ -115,18 +138,35 @@ TEST_F(GpuScripts, EnergyMeasuredAgainReplacesTheOldAndADeadlineLosesNothing) {
   EXPECT_EQ(query(store, "select count(*) from sqlite_master where name = 'steer_energy_earlier'"), "0");
 }
 
+// A store with counters and no record of its range: one from before stores recorded it, when
+// the user range was the default.
+constexpr const char* kStoreFromBeforeRanges = "drop table if exists steer_recording";
+
 TEST_F(GpuScripts, AStoreKeepsTheProfilerRangeItsCountersWereMeasuredWith) {
-  // conv_h200 holds counters from the user range and no record of it; nbody_fresh has no store.
+  prepare("conv_h200", kStoreFromBeforeRanges);
+  const std::string profiled = query("conv_h200.db", "select count(distinct test_id) from counters");
+  ASSERT_NE(profiled, "0");
   std::string output = run("STEER_RECORD_COUNTERS=default STEER_CUPTI_RANGE=kernel", "record.sh conv");
   EXPECT_THAT(output, HasSubstr("counters with the user range"));
   EXPECT_THAT(output, HasSubstr("STEER_CUPTI_RANGE=kernel ignored"));
   EXPECT_THAT(steer_log(), HasSubstr("range=user"));
   EXPECT_EQ(query("conv_h200.db", "select value from steer_recording where key = 'profiler_range'"), "user");
-  EXPECT_EQ(query("conv_h200.db", "select count(distinct test_id) from counters"), "380") << "no counter dropped";
+  EXPECT_EQ(query("conv_h200.db", "select count(distinct test_id) from counters"), profiled) << "no counter dropped";
+}
+
+TEST_F(GpuScripts, AStoreThatSaysItsRangeKeepsIt) {
+  // The committed stores say "kernel" (all measured again with it in session 5).
+  prepare("conv_h200", "insert or replace into steer_recording values ('profiler_range', 'kernel')");
+  std::string output = run("STEER_RECORD_COUNTERS=default STEER_CUPTI_RANGE=user", "record.sh conv");
+  EXPECT_THAT(output, HasSubstr("counters with the kernel range"));
+  EXPECT_THAT(output, HasSubstr("STEER_CUPTI_RANGE=user ignored"));
+  EXPECT_THAT(steer_log(), HasSubstr("range=kernel"));
+  EXPECT_EQ(query("conv_h200.db", "select value from steer_recording where key = 'profiler_range'"), "kernel");
 }
 
 TEST_F(GpuScripts, TheRangeOfOneStoreDoesNotCarryOverToTheNext) {
   // conv: user range (its counters); gemm@m16: no store yet, so the default, the kernel range.
+  prepare("conv_h200", kStoreFromBeforeRanges);
   std::string output = run("STEER_RECORD_COUNTERS=default", "record.sh conv gemm@m16");
   EXPECT_THAT(output, HasSubstr("counters with the user range"));
   EXPECT_THAT(output, HasSubstr("counters with the kernel range"));
@@ -140,19 +180,49 @@ TEST_F(GpuScripts, TheRangeOfOneStoreDoesNotCarryOverToTheNext) {
 }
 
 TEST_F(GpuScripts, RecountMeasuresEveryConfigurationIntoANewStoreAndLeavesTheOriginal) {
+  prepare("transpose_h200", kStoreFromBeforeRanges);
+  const std::string configurations = query("transpose_h200.db", "select count(*) from tests");
+  const std::string profiled = query("transpose_h200.db", "select count(distinct test_id) from counters");
   std::string output = run("STEER_RECORD_RECOUNT=1", "record.sh transpose");
-  EXPECT_THAT(output, HasSubstr("recount: 657 configurations"));
+  EXPECT_THAT(output, HasSubstr("recount: " + configurations + " configurations"));
   EXPECT_THAT(output, HasSubstr("counters with the kernel range"));
   std::string log = steer_log();
   EXPECT_THAT(log, HasSubstr("range=kernel"));
   EXPECT_THAT(log, HasSubstr("transpose_h200_kernel_range.db"));
   EXPECT_THAT(log, HasSubstr("--counters default"));
-  EXPECT_EQ(query("transpose_h200.db", "select count(distinct test_id) from counters"), "639")
+  EXPECT_EQ(query("transpose_h200.db", "select count(distinct test_id) from counters"), profiled)
       << "the original store is not touched";
   std::ifstream list(dir_ / "out" / "transpose_h200_kernel_range.list");
   int lines = 0;
   for (std::string line; std::getline(list, line);) lines += line.empty() || line[0] == '#' ? 0 : 1;
-  EXPECT_EQ(lines, 657);
+  EXPECT_EQ(std::to_string(lines), configurations);
+}
+
+TEST_F(GpuScripts, ContinueRecountsWhatItIsToldAndExtendsTheStoresNamedAfterwards) {
+  // One lane here (no nvidia-smi): the counters lane, then the energy lane. The recount of
+  // transpose goes into its own store; the extension of conv then records new configurations
+  // into conv's store itself, with counters and no recount; the archive holds both stores.
+  std::string output = run("STEER_RECORD_RECOUNT=1 CONTINUE_SKIP='1 2 3 5 6' CONTINUE_RECORD=transpose "
+                           "CONTINUE_EXTEND=conv CONTINUE_RECORD_AFTER_ENERGY= CONTINUE_DEADLINE=120",
+                           "continue.sh");
+  EXPECT_THAT(output, HasSubstr("recount:"));
+  EXPECT_THAT(output, HasSubstr("== conv (h200, random)"));
+  EXPECT_THAT(output, HasSubstr("continue.sh: done"));
+  std::string log = steer_log();
+  EXPECT_THAT(log, HasSubstr("--searcher list"));
+  EXPECT_THAT(log, HasSubstr("transpose_h200_kernel_range.db"));
+  const auto conv = log.find("conv_h200.db");
+  ASSERT_NE(conv, std::string::npos) << log;
+  const std::string conv_call = log.substr(log.rfind('\n', conv) + 1, log.find('\n', conv) - log.rfind('\n', conv));
+  EXPECT_THAT(conv_call, HasSubstr("--searcher random --seed 1"));
+  EXPECT_THAT(conv_call, HasSubstr("--counters default"));
+  EXPECT_THAT(conv_call, HasSubstr("range=kernel"));
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "summary.txt"));
+  const std::string listing = "tar tzf '" + (dir_ / "out" / "results.tgz").string() + "' > '" +
+                              (dir_ / "listing.txt").string() + "'";
+  ASSERT_EQ(std::system(listing.c_str()), 0);
+  EXPECT_THAT(read(dir_ / "listing.txt"), HasSubstr("transpose_h200_kernel_range.db"));
+  EXPECT_THAT(read(dir_ / "listing.txt"), HasSubstr("conv_h200.db"));
 }
 
 }  // namespace
