@@ -73,6 +73,8 @@ class GpuScripts : public ::testing::Test {
     return read(output);
   }
 
+  // Public for the tests of other scripts below.
+ public:
   static std::string read(const fs::path& file) {
     std::ifstream in(file);
     std::stringstream text;
@@ -80,6 +82,8 @@ class GpuScripts : public ::testing::Test {
     return text.str();
   }
 
+
+ protected:
   std::string steer_log() { return read(dir_ / "steer.log"); }
 
   // Copies data/h200/STEM.db.gz into OUT as STEM.db and runs `sql` on it: the state a test
@@ -223,6 +227,31 @@ TEST_F(GpuScripts, ContinueRecountsWhatItIsToldAndExtendsTheStoresNamedAfterward
   ASSERT_EQ(std::system(listing.c_str()), 0);
   EXPECT_THAT(read(dir_ / "listing.txt"), HasSubstr("transpose_h200_kernel_range.db"));
   EXPECT_THAT(read(dir_ / "listing.txt"), HasSubstr("conv_h200.db"));
+}
+
+TEST(RecordingStatus, ListsEveryStoreAndWhatItsSpaceLacks) {
+  // scripts/recording_status.py over the committed stores: one row per store of data/h200/.
+  const fs::path output = fs::temp_directory_path() / ("steer_recording_status_" + std::to_string(getpid()));
+  const std::string command = "cd '" STEER_SOURCE_DIR "' && python3 scripts/recording_status.py --steer '" STEER_BINARY
+                              "' > '" + output.string() + "' 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << GpuScripts::read(output);
+  const std::string table = GpuScripts::read(output);
+  fs::remove(output);
+  int stores = 0;
+  for (const auto& entry : fs::directory_iterator(STEER_SOURCE_DIR "/data/h200")) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() <= 6 || name.substr(name.size() - 6) != ".db.gz") continue;
+    ++stores;
+    EXPECT_THAT(table, HasSubstr("| " + name.substr(0, name.size() - 6) + " |")) << table;
+  }
+  EXPECT_GE(stores, 7);
+  // coulomb_h200 is the whole space of 210, every configuration with counters from the kernel range.
+  EXPECT_THAT(table, HasSubstr("| coulomb_h200 | h200 | 210 | 210 | 210 | 210 |")) << table;
+  const auto row = table.find("| coulomb_h200 |");
+  ASSERT_NE(row, std::string::npos) << table;
+  const std::string coulomb = table.substr(row, table.find('\n', row) - row);
+  EXPECT_THAT(coulomb, HasSubstr("| kernel |"));
+  EXPECT_THAT(coulomb, ::testing::EndsWith("| 0 s |")) << "nothing of its space is left to record";
 }
 
 }  // namespace

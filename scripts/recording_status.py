@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""How far the H200 recordings of data/h200/ have come, and the device time the rest needs.
+
+Prints one markdown row per store (data/h200/*.db.gz): the space (`steer space --count` on the
+benchmark's spec), configurations recorded, valid, with counters, with energy (and how many of
+those over windows of 0.4 s or more), the profiler range the store records, the best time,
+the device seconds per test as recorded, and the device seconds the rest of the space would
+take at that rate (for a recording meant to be a sample, such as gemm_cube128, ignore it).
+
+Seconds per test come from the tests' timestamps: consecutive tests of one run are seconds
+apart, runs are separated by gaps of over a minute; the rate is the runs' duration over their
+tests. It includes whatever the runs measured (counters, energy windows).
+
+    python3 scripts/recording_status.py [--steer build/steer] [--data data/h200]
+"""
+import argparse
+import datetime
+import gzip
+import json
+import pathlib
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+
+def space_size(steer, spec):
+    done = subprocess.run([steer, "space", str(spec), "--count", "--json"], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"recording_status: steer space {spec} failed: {done.stderr.strip()}")
+    return json.loads(done.stdout)["count"]
+
+
+def seconds_per_test(stamps):
+    times = sorted(datetime.datetime.fromisoformat(s.replace("Z", "+00:00")) for s in stamps)
+    spent, tests = 0.0, 0
+    start = previous = times[0]
+    count = 1
+    for t in times[1:] + [None]:
+        if t is None or (t - previous).total_seconds() > 60:
+            if count > 1:
+                spent += (previous - start).total_seconds()
+                tests += count - 1
+            if t is not None:
+                start, count = t, 1
+        else:
+            count += 1
+        if t is not None:
+            previous = t
+    return spent / tests if tests else float("nan")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steer", default="build/steer")
+    parser.add_argument("--data", default="data/h200")
+    args = parser.parse_args()
+    root = pathlib.Path(__file__).resolve().parent.parent
+    data = root / args.data
+    stores = sorted(data.glob("*.db.gz"))
+    if not stores:
+        raise SystemExit(f"recording_status: no stores in {data}")
+    print("| recording | size | space | recorded | valid | with counters | with energy (≥ 0.4 s) "
+          "| range | best | s per test | rest of the space |")
+    print("|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as scratch:
+        for store in stores:
+            db = pathlib.Path(scratch) / store.name[:-3]
+            with gzip.open(store) as source, open(db, "wb") as target:
+                shutil.copyfileobj(source, target)
+            con = sqlite3.connect(db)
+            spec_name, size = con.execute("select spec_name, problem_size from tunings").fetchone()
+            recorded, valid, energy, long_windows, best = con.execute(
+                "select count(*), sum(status = 'ok'), count(energy_joules_per_launch), "
+                "sum(energy_window_s >= 0.4), min(case when status = 'ok' then median_ms end) from tests").fetchone()
+            counters = con.execute("select count(distinct test_id) from counters").fetchone()[0]
+            has_range = con.execute("select name from sqlite_master where name = 'steer_recording'").fetchone()
+            profiler_range = (con.execute("select value from steer_recording where key = 'profiler_range'").fetchone()
+                              if has_range else None)
+            rate = seconds_per_test([r[0] for r in con.execute("select timestamp from tests")])
+            con.close()
+            spec = root / "kernels" / spec_name / "spec.json"
+            space = space_size(args.steer, spec) if spec.exists() else None
+            rest = (space - recorded) * rate if space is not None else float("nan")
+            shown_space = f"{space:,}" if space is not None else "? (no kernels/" + spec_name + ")"
+            print(f"| {store.name[:-6]} | {size} | {shown_space} | {recorded:,} | {valid:,} "
+                  f"| {counters:,} | {energy:,} ({long_windows or 0:,}) | {profiler_range[0] if profiler_range else '—'} "
+                  f"| {best:.3f} ms | {rate:.2f} | {rest:,.0f} s |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
