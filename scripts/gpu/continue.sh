@@ -34,6 +34,7 @@ mkdir -p "$final"
 export OUT="$(mktemp -d)"
 source "$(dirname "$0")/environment.sh"
 exec > >(tee "$final/summary.txt") 2>&1
+tee_pid=$!  # waited for at the end, so that summary.txt and the caller get the last lines
 deadline="${CONTINUE_DEADLINE:-530}"
 skip=" ${CONTINUE_SKIP-1 2 3 6} "
 export STEER_RECORD_RECOUNT="${STEER_RECORD_RECOUNT:-0}"
@@ -127,3 +128,5 @@ for pid in $(jobs -rp); do kill -KILL -- "-$pid" 2>/dev/null; done
 pkill -KILL -f "$bundle/" 2>/dev/null
 (cd "$out" && tar czf "$final/results.tgz" ./* && ls -la "$final/results.tgz")
 echo "continue.sh: done in $SECONDS s"
+exec >&- 2>&-
+wait "$tee_pid" 2>/dev/null
