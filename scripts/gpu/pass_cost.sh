@@ -6,9 +6,12 @@
 # SASS) and those seven alone. The worker's trace (STEER_CUDA_TRACE, timestamped) gives each
 # pass: restoring the inputs and flushing L2, then the profiled launch. Then ncu measures the
 # default set on gemm and transpose, compared with Steer's kernel range (the 5-pass set; the
-# range check of ranges.sh used one-pass sets).
+# range check of ranges.sh used one-pass sets). Last, six random gemm tests in one
+# `steer tune --counters default`, pass by pass: a tuning compiles a new module per test.
 #   device run: bash scripts/gpu/pass_cost.sh     (carry: [".gpu-bundle"]; after scripts/gpu/bundle)
-# Writes $OUT/pass_cost.txt (the summary) and the profiles and logs beside it.
+# PASS_COST_PARTS picks the parts: "profile ncu tune" (the default) or any of them.
+# Writes $OUT/pass_cost.txt (the summary) and the profiles and logs beside it. Results of
+# 2026-11-30: data/h200/check/pass_cost_session5.txt, pass_cost_tune_session5.txt.
 set -uo pipefail
 source "$(dirname "$0")/environment.sh"
 steer="$bundle/steer"
