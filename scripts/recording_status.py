@@ -34,21 +34,9 @@ def space_size(steer, spec):
 
 def seconds_per_test(stamps):
     times = sorted(datetime.datetime.fromisoformat(s.replace("Z", "+00:00")) for s in stamps)
-    spent, tests = 0.0, 0
-    start = previous = times[0]
-    count = 1
-    for t in times[1:] + [None]:
-        if t is None or (t - previous).total_seconds() > 60:
-            if count > 1:
-                spent += (previous - start).total_seconds()
-                tests += count - 1
-            if t is not None:
-                start, count = t, 1
-        else:
-            count += 1
-        if t is not None:
-            previous = t
-    return spent / tests if tests else float("nan")
+    gaps = [(later - earlier).total_seconds() for earlier, later in zip(times, times[1:])]
+    within_runs = [gap for gap in gaps if gap <= 60]  # a longer gap separates two runs
+    return sum(within_runs) / len(within_runs) if within_runs else float("nan")
 
 
 def main():

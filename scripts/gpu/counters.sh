@@ -10,7 +10,6 @@
 set -uo pipefail
 source "$(dirname "$0")/environment.sh"
 steer="$bundle/steer"
-ncu="$(command -v ncu || echo /usr/local/cuda/bin/ncu)"
 log="$out/counters.txt"
 : >"$log"
 say() { echo "$@" | tee -a "$log"; }
@@ -32,9 +31,7 @@ for case in "transpose paper $transpose_config" "gemm paper $gemm_config"; do
   timeout 120 "$steer" profile "$spec" --backend cuda --size "$size" --config "$config" --no-energy \
     --counters "$compare_metrics" --json >"$out/steer_${name}.json" 2>>"$out/profile_${name}.log"
   say "steer profile $name (compared metrics): exit $?"
-  timeout 180 "$ncu" --clock-control none --metrics "$compare_metrics" --launch-count 1 --target-processes all \
-    --csv --print-units base "$steer" profile "$spec" --backend cuda --size "$size" --config "$config" \
-    --counters none --no-energy --repetitions 1 >"$out/ncu_${name}.csv" 2>"$out/ncu_${name}.log"
+  ncu_of_profile 180 "$compare_metrics" "" "$spec" "$size" "$config" "ncu_${name}"
   say "ncu $name: exit $?"
   python3 "$root/scripts/gpu/compare_ncu.py" "$out/steer_${name}.json" "$out/ncu_${name}.csv" "$name" 2>&1 | tee -a "$log"
 done

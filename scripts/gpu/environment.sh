@@ -19,3 +19,17 @@ open_store() {
   local previous="$root/data/h200/$stem.db.gz"
   if [ -f "$previous" ] && [ ! -f "$db" ]; then gunzip -c "$previous" >"$db"; fi
 }
+
+# ncu_of_profile SECONDS METRICS KERNEL SPEC SIZE CONFIG STEM: Nsight Compute's values of METRICS
+# for one `steer profile` launch of CONFIG (clocks left alone, values in base units), as CSV in
+# $out/STEM.csv (its messages in STEM.log); KERNEL, unless empty, limits ncu to that kernel (not
+# the cache flush or the restores the worker launches around it). Returns ncu's exit status.
+ncu_of_profile() {
+  local seconds="$1" metrics="$2" kernel="$3" spec="$4" size="$5" config="$6" stem="$7"
+  local ncu filter=()
+  ncu="$(command -v ncu || echo /usr/local/cuda/bin/ncu)"
+  [ -n "$kernel" ] && filter=(-k "$kernel")
+  timeout -k 5 "$seconds" "$ncu" --clock-control none --metrics "$metrics" "${filter[@]}" --launch-count 1 \
+    --target-processes all --csv --print-units base "$bundle/steer" profile "$spec" --backend cuda --size "$size" \
+    --config "$config" --counters none --no-energy --repetitions 1 >"$out/$stem.csv" 2>"$out/$stem.log"
+}

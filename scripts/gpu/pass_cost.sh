@@ -15,7 +15,6 @@
 set -uo pipefail
 source "$(dirname "$0")/environment.sh"
 steer="$bundle/steer"
-ncu="$(command -v ncu || echo /usr/local/cuda/bin/ncu)"
 log="$out/pass_cost.txt"
 : >"$log"
 # metrics_of JSON [FILTER]: the metrics a `steer profile --json` collected (grep -E FILTER, -v with !).
@@ -82,9 +81,7 @@ for name in gemm transpose; do
   config=$(best_config "$name")
   spec="$root/kernels/$name/spec.json"
   default=$(metrics_of "$out/pass_cost_${name}_default.json")
-  timeout -k 5 150 "$ncu" --clock-control none --metrics "$default" -k "$name" --launch-count 1 --target-processes all \
-    --csv --print-units base "$steer" profile "$spec" --backend cuda --size h200 --config "$config" --counters none \
-    --no-energy --repetitions 1 >"$out/pass_cost_ncu_$name.csv" 2>"$out/pass_cost_ncu_$name.log"
+  ncu_of_profile 150 "$default" "$name" "$spec" h200 "$config" "pass_cost_ncu_$name"
   echo "== ncu $name h200, default set: exit $?" | tee -a "$log"
   python3 "$root/scripts/gpu/compare_ncu.py" "$out/pass_cost_${name}_default.json" "$out/pass_cost_ncu_$name.csv" \
     kernel 2>&1 | tee -a "$log"

@@ -7,7 +7,6 @@
 set -uo pipefail
 source "$(dirname "$0")/environment.sh"
 steer="$bundle/steer"
-ncu="$(command -v ncu || echo /usr/local/cuda/bin/ncu)"
 log="$out/ranges.txt"
 : >"$log"
 metrics="dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__cycles_active.avg.pct_of_peak_sustained_elapsed,lts__t_sectors.avg.pct_of_peak_sustained_elapsed,l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum,dram__sectors_read.sum"
@@ -21,10 +20,7 @@ for case in "transpose h200 VECTOR_TYPE=1,CR=1,LOCAL_MEM=1,PADD_LOCAL=1,WORK_GRO
       --no-energy --counters "$metrics" --json >"$out/${name}_${size}_$range.json" 2>"$out/${name}_${size}_$range.log"
     echo "steer profile $name $size, $range range: exit $?" | tee -a "$log"
   done
-  # -k: the tuned kernel, not a cache flush or restore the worker launches around it.
-  timeout -k 5 90 "$ncu" --clock-control none --metrics "$metrics" -k "$name" --launch-count 1 --target-processes all --csv \
-    --print-units base "$steer" profile "$spec" --backend cuda --size "$size" --config "$config" --counters none \
-    --no-energy --repetitions 1 >"$out/ncu_${name}_${size}.csv" 2>"$out/ncu_${name}_${size}.log"
+  ncu_of_profile 90 "$metrics" "$name" "$spec" "$size" "$config" "ncu_${name}_${size}"
   echo "ncu $name $size: exit $?" | tee -a "$log"
   for range in user kernel; do
     python3 "$root/scripts/gpu/compare_ncu.py" "$out/${name}_${size}_$range.json" "$out/ncu_${name}_${size}.csv" \

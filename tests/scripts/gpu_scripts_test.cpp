@@ -49,6 +49,13 @@ if listed and os.path.exists(db):
 sys.exit(1)
 )py";
 
+std::string read(const fs::path& file) {
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 class GpuScripts : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -73,17 +80,6 @@ class GpuScripts : public ::testing::Test {
     return read(output);
   }
 
-  // Public for the tests of other scripts below.
- public:
-  static std::string read(const fs::path& file) {
-    std::ifstream in(file);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
-
-
- protected:
   std::string steer_log() { return read(dir_ / "steer.log"); }
 
   // Copies data/h200/STEM.db.gz into OUT as STEM.db and runs `sql` on it: the state a test
@@ -234,8 +230,8 @@ TEST(RecordingStatus, ListsEveryStoreAndWhatItsSpaceLacks) {
   const fs::path output = fs::temp_directory_path() / ("steer_recording_status_" + std::to_string(getpid()));
   const std::string command = "cd '" STEER_SOURCE_DIR "' && python3 scripts/recording_status.py --steer '" STEER_BINARY
                               "' > '" + output.string() + "' 2>&1";
-  ASSERT_EQ(std::system(command.c_str()), 0) << GpuScripts::read(output);
-  const std::string table = GpuScripts::read(output);
+  ASSERT_EQ(std::system(command.c_str()), 0) << read(output);
+  const std::string table = read(output);
   fs::remove(output);
   int stores = 0;
   for (const auto& entry : fs::directory_iterator(STEER_SOURCE_DIR "/data/h200")) {
