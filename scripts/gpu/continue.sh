@@ -17,12 +17,12 @@
 # The scripts write into a scratch folder; $OUT receives results.tgz and summary.txt only
 # (the device returns at most 8 files, and a folder of many would lose the archive).
 #   device run: bash scripts/gpu/continue.sh     (carry: [".gpu-bundle"]; after scripts/gpu/bundle here)
-# The defaults are the next step after session 5 (docs/performance.md, "Next device calls"):
-# the rest of each space with counters (gemm and transpose in the counters lane, nbody and
-# conv after the DGEMM near-best band in the energy lane); the one-off stages are skipped.
+# The defaults are the next step after session 6 (docs/performance.md, "Next device calls"):
+# the rest of each space with counters (gemm in the counters lane, nbody and conv after the
+# DGEMM near-best band in the energy lane; transpose is complete); the one-off stages are skipped.
 # Environment: CONTINUE_DEADLINE (default 530 s; then every lane is stopped), CONTINUE_SKIP
 # (stage numbers to skip; default "1 2 3 6", all done on 2026-11-30; "" runs all), CONTINUE_RECORD
-# (default "gemm transpose"), CONTINUE_ENERGY (default "dgemm_energy:0": its near-best band,
+# (default "gemm"), CONTINUE_ENERGY (default "dgemm_energy:0": its near-best band,
 # which grows as the recording does), CONTINUE_RECORD_AFTER_ENERGY (benchmarks the energy lane
 # records once its energy work is done; default "nbody conv"), STEER_RECORD_RECOUNT (default 0;
 # 1 measures the stores' configurations again into *_kernel_range stores), CONTINUE_EXTEND and
@@ -72,7 +72,7 @@ counters_lane() {
     local share=$(left)
     [ "$gpus" -lt 2 ] && share=$((share / 2))  # on one GPU, half of what is left; the rest for energy
     STEER_RECORD_COUNTERS=default STEER_RECORD_MAX_TEST_MS=50 STEER_RECORD_DEADLINE=$((share - 10)) \
-      bash "$root/scripts/gpu/record.sh" ${CONTINUE_RECORD:-gemm transpose} | grep -v '^test '
+      bash "$root/scripts/gpu/record.sh" ${CONTINUE_RECORD:-gemm} | grep -v '^test '
   fi
   extend ${CONTINUE_EXTEND:-}
 }
