@@ -39,6 +39,7 @@ struct SimulateArgs {
   bool details = false;
   bool with_counters = false;
   std::string curves;
+  std::string trace;
 };
 
 // NaN (no run reached the target) becomes null, never a number.
@@ -145,6 +146,29 @@ void write_curves(const Evaluation& evaluation, const std::string& file) {
   if (!out.flush()) throw Error(fmt::format("cannot write the curves to '{}'", file));
 }
 
+// One row per test of every run: where each searcher went, e.g. to see what the runs that
+// took long profiled first. The configuration key is quoted (it holds commas).
+void write_trace(const Evaluation& evaluation, const Recording& recording, const SimulateArgs& args) {
+  std::ofstream out(args.trace);
+  if (!out) throw Error(fmt::format("cannot write the trace to '{}'", args.trace));
+  out << "searcher,run,seed,test,with_counters,status,runtime_ms,well_performing,config\n";
+  for (const SearcherEvaluation& e : evaluation.searchers) {
+    for (std::size_t r = 0; r < e.per_run.size(); ++r) {
+      const RunSummary& run = e.per_run[r];
+      for (std::size_t t = 0; t < run.tested.size(); ++t) {
+        const ConfigIndex config = run.tested[t];
+        const double runtime = recording.runtime_ms(config);
+        const bool ok = recording.status(config) == Status::Ok;
+        out << fmt::format("{},{},{},{},{},{},{},{},\"{}\"\n", e.name, r, args.seed + r, t + 1,
+                           run.with_counters[t] ? 1 : 0, to_string(recording.status(config)),
+                           ok ? fmt::format("{}", runtime) : std::string(),
+                           ok && runtime <= evaluation.target_ms ? 1 : 0, recording.space().key(config));
+      }
+    }
+  }
+  if (!out.flush()) throw Error(fmt::format("cannot write the trace to '{}'", args.trace));
+}
+
 int run_simulate(const SimulateArgs& args) {
   std::optional<Spec> spec;
   if (!args.spec.empty()) spec = load_spec(args.spec);
@@ -162,6 +186,7 @@ int run_simulate(const SimulateArgs& args) {
   options.seed = args.seed;
   options.threads = args.threads > 0 ? args.threads : std::max(1u, std::thread::hardware_concurrency());
   options.model_path = args.model;
+  options.keep_routes = !args.trace.empty();
   for (const std::string& setting : args.settings) {
     auto eq = setting.find('=');
     if (eq == std::string::npos) throw Error(fmt::format("--set '{}': expected NAME=VALUE", setting));
@@ -174,6 +199,7 @@ int run_simulate(const SimulateArgs& args) {
   Evaluation evaluation = evaluate(recording, args.searchers, options);
 
   if (!args.curves.empty()) write_curves(evaluation, args.curves);
+  if (!args.trace.empty()) write_trace(evaluation, recording, args);
   if (args.json) {
     print_json(evaluation, recording, args, left_out);
   } else {
@@ -226,6 +252,9 @@ Runner register_simulate(CLI::App& app) {
   command->add_flag("--details", args->details,
                     "With --json: add per-run tests to target and the best-so-far curves (for steer report)");
   command->add_option("--curves", args->curves, "Write best-so-far curves (mean, std vs tests and time) as CSV");
+  command->add_option("--trace", args->trace,
+                      "Write every test of every run as CSV (searcher, run, seed, test, counters asked for, status, "
+                      "runtime, well-performing, configuration)");
   return [args] { return run_simulate(*args); };
 }
 

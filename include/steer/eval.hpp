@@ -50,6 +50,7 @@ struct Improvement {
 
 struct SimulatedRun {
   std::vector<ConfigIndex> tested;              // in order, as the loop would run them
+  std::vector<bool> with_counters;              // per test: the searcher asked for counters
   std::optional<std::uint64_t> tests_to_target; // unset: the target was never reached
   double time_s = 0;                            // simulated seconds until the run stopped
   std::vector<Improvement> improvements;        // best-so-far, a step function
@@ -79,6 +80,9 @@ struct EvaluationOptions {
   // for that searcher only (settings_for).
   std::map<std::string, std::string> settings;
   std::size_t time_points = 100;  // resolution of the best-vs-time curve
+  // Keep every run's route (RunSummary::tested, with_counters): what `steer simulate --trace`
+  // writes, to see where a searcher went in the runs that took long.
+  bool keep_routes = false;
 };
 
 // Mean and standard deviation, over runs, of the best valid runtime found so far. Runs
@@ -96,6 +100,10 @@ struct RunSummary {
   std::uint64_t tests = 0;                       // tests the run made
   std::optional<std::uint64_t> tests_to_target;  // unset: the run failed (budget spent)
   double time_s = 0;                             // simulated seconds until the run stopped
+  // Only with EvaluationOptions::keep_routes: the configurations in the order tested, and
+  // whether each test asked for counters (the profile-based searcher's profiled tests).
+  std::vector<ConfigIndex> tested;
+  std::vector<bool> with_counters;
 };
 
 struct SearcherEvaluation {

@@ -17,12 +17,14 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// What evaluate() keeps of one run: the route to every configuration is not needed.
+// What evaluate() keeps of one run: the route only when asked for (it is the bulk).
 struct RunOutcome {
   std::uint64_t tests = 0;
   std::optional<std::uint64_t> tests_to_target;
   double time_s = 0;
   std::vector<Improvement> improvements;
+  std::vector<ConfigIndex> tested;
+  std::vector<bool> with_counters;
 };
 
 // Calls work(i) for i in [0, n) on `threads` threads. Each i writes only its own slot, so
@@ -76,7 +78,11 @@ std::vector<RunOutcome> simulate_runs(const Recording& recording, const std::str
     SearcherOptions searcher_options{.seed = options.seed + r, .model_path = options.model_path, .settings = settings};
     std::unique_ptr<Searcher> searcher = make_searcher(name, searcher_options);
     SimulatedRun run = simulate_run(recording, *searcher, options.simulation);
-    outcomes[r] = {run.tested.size(), run.tests_to_target, run.time_s, std::move(run.improvements)};
+    outcomes[r] = {run.tested.size(), run.tests_to_target, run.time_s, std::move(run.improvements), {}, {}};
+    if (options.keep_routes) {
+      outcomes[r].tested = std::move(run.tested);
+      outcomes[r].with_counters = std::move(run.with_counters);
+    }
   });
   return outcomes;
 }
@@ -111,7 +117,7 @@ std::vector<CurvePoint> best_so_far_curve(const std::vector<RunOutcome>& outcome
   return curve;
 }
 
-SearcherEvaluation summarise(const std::string& name, const std::vector<RunOutcome>& outcomes,
+SearcherEvaluation summarise(const std::string& name, std::vector<RunOutcome>&& outcomes,
                              std::size_t time_points) {
   SearcherEvaluation e;
   e.name = name;
@@ -146,7 +152,10 @@ SearcherEvaluation summarise(const std::string& name, const std::vector<RunOutco
   }
   e.by_time = best_so_far_curve(outcomes, seconds, [](const Improvement& step) { return step.time_s; });
   e.per_run.reserve(outcomes.size());
-  for (const RunOutcome& outcome : outcomes) e.per_run.push_back({outcome.tests, outcome.tests_to_target, outcome.time_s});
+  for (RunOutcome& outcome : outcomes) {
+    e.per_run.push_back({outcome.tests, outcome.tests_to_target, outcome.time_s, std::move(outcome.tested),
+                         std::move(outcome.with_counters)});
+  }
   return e;
 }
 

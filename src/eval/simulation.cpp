@@ -65,6 +65,7 @@ SimulatedRun simulate_run(const Recording& recording, Searcher& searcher, const 
       searcher.observe(recording.replay(proposal.config));
     }
     run.tested.push_back(proposal.config);
+    run.with_counters.push_back(proposal.measure.counters);
     elapsed_ms += test_cost_ms(recording, proposal.config, proposal.measure, options.cost);
     if (recording.status(proposal.config) != Status::Ok) continue;
     const double runtime = recording.runtime_ms(proposal.config);

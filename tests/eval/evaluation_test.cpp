@@ -74,6 +74,23 @@ TEST(Evaluation, ExhaustiveSearchOnSixConfigurationsMatchesTheArithmetic) {
   ASSERT_TRUE(exhaustive.ratio_to_random.has_value()) << "random search runs as the baseline";
 }
 
+TEST(Evaluation, KeepsEachRunsRouteOnlyWhenAsked) {
+  Recording recording = six_configurations();
+  EvaluationOptions options = options_with(3);
+  Evaluation plain = evaluate(recording, {"exhaustive"}, options);
+  ASSERT_EQ(plain.searchers[0].per_run.size(), 3u);
+  EXPECT_TRUE(plain.searchers[0].per_run[0].tested.empty()) << "routes are the bulk: not kept by default";
+
+  options.keep_routes = true;
+  Evaluation traced = evaluate(recording, {"exhaustive"}, options);
+  for (const RunSummary& run : traced.searchers[0].per_run) {
+    // Index order up to X=4, the first well-performing one; exhaustive search never profiles.
+    EXPECT_EQ(run.tested, (std::vector<ConfigIndex>{0, 1, 2, 3}));
+    EXPECT_EQ(run.with_counters, std::vector<bool>(4, false));
+    EXPECT_EQ(run.tests, run.tested.size());
+  }
+}
+
 TEST(Evaluation, ARunThatSpendsItsBudgetFails) {
   EvaluationOptions options = options_with(10);
   options.simulation.budget = 3;  // exhaustive needs 4

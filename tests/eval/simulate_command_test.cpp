@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "steer_cli_runner.hpp"
 
@@ -64,6 +66,53 @@ TEST(SimulateCommand, PrintsATableAndWritesCurves) {
   EXPECT_EQ(header, "searcher,axis,x,runs_with_valid,mean_best_ms,std_best_ms");
   EXPECT_THAT(first, ::testing::StartsWith("random,tests,1,"));
   fs::remove(curves);
+}
+
+TEST(SimulateCommand, TraceWritesEveryTestOfEveryRunAndWhichWereProfiled) {
+  const std::string stem = (fs::temp_directory_path() / ("steer_trace_" + std::to_string(getpid()))).string();
+  const std::string store = STEER_SOURCE_DIR "/data/h200/coulomb_h200.db.gz";
+  Outcome trained = run_steer("model train --data '" + store + "' --out '" + stem + ".model.json'", false);
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+  Outcome outcome = run_steer("simulate --data '" + store + "' --searcher profile-based --model '" + stem +
+                                  ".model.json' --runs 4 --seed 7 --json --details --trace '" + stem + ".csv'",
+                              false);
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  const nlohmann::json searcher = nlohmann::json::parse(outcome.output)["searchers"][0];
+
+  std::ifstream in(stem + ".csv");
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "searcher,run,seed,test,with_counters,status,runtime_ms,well_performing,config");
+  std::vector<std::vector<std::string>> rows;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::size_t quote = line.find('"');
+    std::stringstream head(line.substr(0, quote));
+    for (std::string cell; std::getline(head, cell, ',');) cells.push_back(cell);
+    cells.push_back(line.substr(quote));
+    rows.push_back(cells);
+  }
+  // One row per test: each run's tests up to its first well-performing configuration.
+  std::size_t expected_rows = 0;
+  for (const auto& tests : searcher["run_tests"]) expected_rows += tests.get<std::size_t>();
+  ASSERT_EQ(rows.size(), expected_rows);
+  std::size_t row = 0;
+  for (int run = 0; run < 4; ++run) {
+    const auto tests = searcher["run_tests"][run].get<std::size_t>();
+    for (std::size_t t = 1; t <= tests; ++t, ++row) {
+      const auto& cells = rows[row];
+      EXPECT_EQ(cells[0], "profile-based");
+      EXPECT_EQ(cells[1], std::to_string(run));
+      EXPECT_EQ(cells[2], std::to_string(7 + run)) << "run r has seed seed + r";
+      EXPECT_EQ(cells[3], std::to_string(t));
+      // The searcher profiles its first test and then one in n + 1 = 6 (docs/models.md).
+      EXPECT_EQ(cells[4], (t - 1) % 6 == 0 ? "1" : "0") << "run " << run << ", test " << t;
+      EXPECT_EQ(cells[7], t == tests ? "1" : "0") << "only the last test reached the target";
+      EXPECT_THAT(cells[8], ::testing::StartsWith("\"")) << "the key is quoted: it holds commas";
+    }
+  }
+  fs::remove(stem + ".csv");
+  fs::remove(stem + ".model.json");
 }
 
 TEST(SimulateCommand, ReadsAGzippedResultsStore) {
