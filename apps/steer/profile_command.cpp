@@ -1,5 +1,7 @@
 // steer profile: measure one configuration in depth — time, validation, hardware counters
-// (with the bottlenecks and the reaction the expert system derives from them) and energy.
+// (with the bottlenecks and the reaction the expert system derives from them) and energy;
+// or, with --data, the same analysis of a configuration's recorded counters (no GPU needed),
+// e.g. to see what the profile-based searcher reacted to in a replay.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,9 +9,11 @@
 #include <numeric>
 
 #include "commands.hpp"
+#include "recording_input.hpp"
 #include "steer/backend.hpp"
 #include "steer/counters.hpp"
 #include "steer/expert.hpp"
+#include "steer/model.hpp"
 #include "steer/objective.hpp"
 #include "steer/searcher.hpp"
 #include "steer/spec.hpp"
@@ -30,6 +34,7 @@ struct ProfileArgs {
   int repetitions = 10;
   int repeat = 1;
   bool json = false;
+  std::string data;  // a recording: analyse its counters instead of measuring
 };
 
 // Proposes the one configuration being profiled, `times` times, with what to measure on it.
@@ -61,8 +66,43 @@ std::vector<std::pair<std::string, double>> bottleneck_list(const Bottlenecks& b
           {"parallelism", b.parallelism}};
 }
 
+// What the report shows: one or more results of one configuration (several with --repeat).
+struct Profiled {
+  std::string key, device, size;
+  std::vector<Result> results;
+  bool counters_asked = false;
+  DeviceFacts facts;
+};
+
+int report_profile(const ProfileArgs& args, const Spec& spec, const Profiled& profiled);
+
+// --data: the recorded test of the configuration, analysed with the recorded GPU's facts.
+int run_recorded_profile(const ProfileArgs& args, const Spec& spec) {
+  Recording recording = load_recording(args.data, &spec.space);
+  ConfigIndex config = 0;
+  try {
+    config = recording.space().index_of_key(args.config);
+  } catch (const Error& e) {
+    throw Error(fmt::format("--config: {}", e.what()));
+  }
+  const Result* recorded = recording.recorded(config);
+  if (!recorded) throw Error(fmt::format("{}: configuration {} is not in the recording", args.data, args.config));
+  const std::optional<DeviceFacts> facts = known_device_facts(recording.device());
+  if (!facts) {
+    throw Error(fmt::format("{}: the GPU '{}' is not in the table of known GPUs, so its counters cannot be analysed",
+                            args.data, recording.device()));
+  }
+  Profiled profiled{recording.space().key(config), recording.device(), recorded->problem_size, {*recorded},
+                    !recorded->counters.empty(), *facts};
+  if (!profiled.counters_asked && recorded->ok()) {
+    throw Error(fmt::format("{}: configuration {} was recorded without counters", args.data, args.config));
+  }
+  return report_profile(args, spec, profiled);
+}
+
 int run_profile(const ProfileArgs& args) {
   Spec spec = load_spec(args.spec);
+  if (!args.data.empty()) return run_recorded_profile(args, spec);
   Space space = Space::build(spec.space);
   ConfigIndex config = 0;
   try {
@@ -94,15 +134,22 @@ int run_profile(const ProfileArgs& args) {
   options.on_warning = [](const std::string& warning) { fmt::print(stderr, "steer: warning: {}\n", warning); };
   TuneSummary summary = tune(spec, space, *backend, searcher, nullptr, options);
   if (summary.results.empty()) throw Error("the configuration was not run");
-  const Result& r = summary.results.front();
+  return report_profile(args, spec,
+                        {space.key(config), summary.device, summary.problem_size, std::move(summary.results),
+                         measure.counters, device_facts(device)});
+}
 
-  nlohmann::json out = {{"config", space.key(config)}, {"device", summary.device}, {"size", summary.problem_size},
+int report_profile(const ProfileArgs& args, const Spec& spec, const Profiled& profiled) {
+  const Result& r = profiled.results.front();
+  const DeviceFacts& facts = profiled.facts;
+  nlohmann::json out = {{"config", profiled.key}, {"device", profiled.device}, {"size", profiled.size},
                         {"status", to_string(r.status)}, {"message", r.message}};
+  if (!args.data.empty()) out["recorded_in"] = args.data;
   if (!r.ok()) {
     if (args.json) {
       fmt::print("{}\n", out.dump());
     } else {
-      fmt::print("{} on {}: {}\n{}\n", space.key(config), summary.device, to_string(r.status), r.message);
+      fmt::print("{} on {}: {}\n{}\n", profiled.key, profiled.device, to_string(r.status), r.message);
     }
     return 1;
   }
@@ -110,13 +157,12 @@ int run_profile(const ProfileArgs& args) {
   out["profiling"] = {{"passes", r.profiling_passes}, {"ms", r.profiling_ms},
                       {"overhead_per_pass_ms", r.profiling_ms / std::max(1, r.profiling_passes) - r.time.median_ms}};
   out["counters"] = r.counters;
-  const DeviceFacts facts = device_facts(device);
   const CanonicalCounters canonical = canonical_counters(r.counters, facts.family);
-  if (measure.counters) out["canonical"] = canonical.values;
+  if (profiled.counters_asked) out["canonical"] = canonical.values;
   ExpertOptions expert;
   expert.compute_bound = spec.kernel && spec.kernel->compute_bound;
   std::string analysis_problem = "no counters were asked for";
-  if (measure.counters) try {
+  if (profiled.counters_asked) try {
     const Bottlenecks b = analyse_bottlenecks(canonical.values, facts, expert);
     nlohmann::json bottlenecks = nlohmann::json::object();
     for (const auto& [name, value] : bottleneck_list(b)) bottlenecks[name] = value;
@@ -131,7 +177,7 @@ int run_profile(const ProfileArgs& args) {
     // Repeatability: each repeat is a full measurement (timing, counters, energy window).
     nlohmann::json repeats = nlohmann::json::array();
     std::vector<double> joules;
-    for (const Result& x : summary.results) {
+    for (const Result& x : profiled.results) {
       nlohmann::json one = {{"status", to_string(x.status)}, {"time_ms", x.time.median_ms}};
       if (x.energy) {
         one["joules_per_launch"] = x.energy->joules_per_launch;
@@ -161,9 +207,10 @@ int run_profile(const ProfileArgs& args) {
     fmt::print("{}\n", out.dump());
     return 0;
   }
-  fmt::print("{} on {}, size '{}'\n", space.key(config), summary.device, summary.problem_size);
+  fmt::print("{} on {}, size '{}'{}\n", profiled.key, profiled.device, profiled.size,
+             args.data.empty() ? "" : fmt::format(" (recorded in {})", args.data));
   fmt::print("time: {:.4f} ms (median of {}), output valid\n", r.time.median_ms, r.time.repetitions);
-  if (measure.counters) {
+  if (profiled.counters_asked) {
     fmt::print("counters: {} passes in {:.1f} ms ({:.2f} ms per pass beyond the kernel)\n", r.profiling_passes,
                r.profiling_ms, r.profiling_ms / std::max(1, r.profiling_passes) - r.time.median_ms);
     for (const auto& [name, value] : r.counters) fmt::print("  {:<80} {:>16.6g}\n", name, value);
@@ -218,6 +265,9 @@ Runner register_profile(CLI::App& app) {
   cmd->add_option("--repeat", args->repeat, "Measure the configuration this many times (repeatability)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--json", args->json, "Print one JSON object");
+  cmd->add_option("--data", args->data,
+                  "Analyse the configuration's counters recorded in this store or recording instead of measuring "
+                  "(no GPU needed)");
   return [args] { return run_profile(*args); };
 }
 
