@@ -78,6 +78,7 @@ int report_profile(const ProfileArgs& args, const Spec& spec, const Profiled& pr
 
 // --data: the recorded test of the configuration, analysed with the recorded GPU's facts.
 int run_recorded_profile(const ProfileArgs& args, const Spec& spec) {
+  if (args.repeat != 1) throw Error("--repeat measures again, and with --data nothing is measured");
   Recording recording = load_recording(args.data, &spec.space);
   ConfigIndex config = 0;
   try {
@@ -91,6 +92,10 @@ int run_recorded_profile(const ProfileArgs& args, const Spec& spec) {
   if (!facts) {
     throw Error(fmt::format("{}: the GPU '{}' is not in the table of known GPUs, so its counters cannot be analysed",
                             args.data, recording.device()));
+  }
+  if (!args.size.empty() && args.size != recorded->problem_size) {
+    throw Error(fmt::format("{}: configuration {} was recorded at size '{}', not '{}'", args.data, args.config,
+                            recorded->problem_size, args.size));
   }
   Profiled profiled{recording.space().key(config), recording.device(), recorded->problem_size, {*recorded},
                     !recorded->counters.empty(), *facts};

@@ -65,6 +65,14 @@ TEST(ProfileCommand, NamesWhatIsMissingFromTheRecording) {
                  "PRECISION=32",
                  "not in the recording");
   expect_refused("MWG=3", "--config");
+  // Options that ask for a measurement do not pass silently when nothing is measured.
+  const std::string recorded = "profile " + kGemmSpec + " --data " + kGemmStore + " --config " + kStagedInSharedMemory;
+  Outcome repeat = run_steer(recorded + " --repeat 3", true);
+  EXPECT_NE(repeat.exit_code, 0);
+  EXPECT_THAT(repeat.output, HasSubstr("--repeat"));
+  Outcome size = run_steer(recorded + " --size small", true);
+  EXPECT_NE(size.exit_code, 0);
+  EXPECT_THAT(size.output, HasSubstr("recorded at size 'h200'"));
 }
 
 }  // namespace
