@@ -17,17 +17,23 @@
 # The scripts write into a scratch folder; $OUT receives results.tgz and summary.txt only
 # (the device returns at most 8 files, and a folder of many would lose the archive).
 #   device run: bash scripts/gpu/continue.sh     (carry: [".gpu-bundle"]; after scripts/gpu/bundle here)
-# The defaults are the next step after session 6 (docs/performance.md, "Next device calls"):
-# the rest of each space with counters (gemm in the counters lane, nbody and conv after the
-# DGEMM near-best band in the energy lane; transpose is complete); the one-off stages are skipped.
+# The defaults are the next step after session 7 (docs/performance.md, "Next device calls"):
+# the rest of gemm's space with counters in the counters lane; in the energy lane DGEMM's
+# near-best band, the rest of conv with counters, then the timing-only recordings (the
+# gemm_full sample, the rest of the DGEMM space). nbody, transpose and coulomb are complete;
+# the one-off stages are skipped.
 # Environment: CONTINUE_DEADLINE (default 530 s; then every lane is stopped), CONTINUE_SKIP
 # (stage numbers to skip; default "1 2 3 6", all done on 2026-11-30; "" runs all), CONTINUE_RECORD
-# (default "gemm"), CONTINUE_ENERGY (default "dgemm_energy:0": its near-best band,
-# which grows as the recording does), CONTINUE_RECORD_AFTER_ENERGY (benchmarks the energy lane
-# records once its energy work is done; default "nbody conv"), STEER_RECORD_RECOUNT (default 0;
-# 1 measures the stores' configurations again into *_kernel_range stores), CONTINUE_EXTEND and
-# CONTINUE_EXTEND_AFTER_ENERGY (benchmarks whose stores get new configurations of the space,
-# without recount, once everything else of the counters lane / the energy lane is done; default none).
+# (default "gemm"), CONTINUE_ENERGY (default "dgemm_energy:0": its near-best band, which grows
+# as the recording does; "" skips the energy work), CONTINUE_RECORD_AFTER_ENERGY (benchmarks the
+# energy lane records with counters once its energy work is done; default "conv"),
+# STEER_RECORD_RECOUNT (default 0; 1 measures the stores' configurations again into
+# *_kernel_range stores), CONTINUE_EXTEND and CONTINUE_EXTEND_AFTER_ENERGY (benchmarks whose
+# stores get new configurations of the space, with counters, without recount, once everything
+# else of the counters lane / the energy lane is done; default none), CONTINUE_TIMING and
+# CONTINUE_TIMING_AFTER_ENERGY (timing-only recordings, last in each lane: NAME or NAME:N, N the
+# size of the sample the store grows to; defaults "" and "gemm_full:20000 dgemm_energy").
+# Two lanes must never name the same store.
 set -uo pipefail
 final="${OUT:-/tmp/steer-gpu}"
 mkdir -p "$final"
@@ -75,6 +81,7 @@ counters_lane() {
       bash "$root/scripts/gpu/record.sh" ${CONTINUE_RECORD:-gemm} | grep -v '^test '
   fi
   extend ${CONTINUE_EXTEND:-}
+  timing ${CONTINUE_TIMING:-}
 }
 
 # extend NAME...: new configurations, with counters, for stores that need no recount.
@@ -84,18 +91,32 @@ extend() {
     bash "$root/scripts/gpu/record.sh" "$@" | grep -v '^test '
 }
 
+# timing NAME[:N]...: new configurations without counters or energy (the fastest way through a
+# big space); NAME:N stops once the store holds N tests (a uniform sample of the space).
+timing() {
+  local item
+  for item in "$@"; do
+    [ "$(left)" -gt 60 ] || return 0
+    local budget=""
+    [[ "$item" == *:* ]] && budget="${item##*:}"
+    STEER_RECORD_RECOUNT=0 STEER_RECORD_COUNTERS= STEER_RECORD_BUDGET="$budget" \
+      STEER_RECORD_DEADLINE=$(($(left) - 10)) bash "$root/scripts/gpu/record.sh" "${item%%:*}" | grep -v '^test '
+  done
+}
+
 energy_lane() {
-  if stage 5 && [ "$(left)" -gt 40 ]; then
-    STEER_ENERGY_DEADLINE=$(($(left) - 20)) bash "$root/scripts/gpu/energy.sh" \
-      ${CONTINUE_ENERGY:-dgemm_energy:0} | grep -v '^test '
+  local energy="${CONTINUE_ENERGY-dgemm_energy:0}"
+  if stage 5 && [ -n "$energy" ] && [ "$(left)" -gt 40 ]; then
+    STEER_ENERGY_DEADLINE=$(($(left) - 20)) bash "$root/scripts/gpu/energy.sh" $energy | grep -v '^test '
   fi
   # What is left of this lane's GPU records counters for CONTINUE_RECORD_AFTER_ENERGY.
-  local after="${CONTINUE_RECORD_AFTER_ENERGY-nbody conv}"
+  local after="${CONTINUE_RECORD_AFTER_ENERGY-conv}"
   if [ -n "$after" ] && [ "$(left)" -gt 60 ]; then
     STEER_RECORD_COUNTERS=default STEER_RECORD_MAX_TEST_MS=50 STEER_RECORD_DEADLINE=$(($(left) - 10)) \
       bash "$root/scripts/gpu/record.sh" $after | grep -v '^test '
   fi
   extend ${CONTINUE_EXTEND_AFTER_ENERGY:-}
+  timing ${CONTINUE_TIMING_AFTER_ENERGY-gemm_full:20000 dgemm_energy}
 }
 
 # Each lane runs in its own process group, so that at the deadline everything it started

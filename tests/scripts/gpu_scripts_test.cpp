@@ -203,7 +203,8 @@ TEST_F(GpuScripts, ContinueRecountsWhatItIsToldAndExtendsTheStoresNamedAfterward
   // transpose goes into its own store; the extension of conv then records new configurations
   // into conv's store itself, with counters and no recount; the archive holds both stores.
   std::string output = run("STEER_RECORD_RECOUNT=1 CONTINUE_SKIP='1 2 3 5 6' CONTINUE_RECORD=transpose "
-                           "CONTINUE_EXTEND=conv CONTINUE_RECORD_AFTER_ENERGY= CONTINUE_DEADLINE=120",
+                           "CONTINUE_EXTEND=conv CONTINUE_RECORD_AFTER_ENERGY= CONTINUE_TIMING_AFTER_ENERGY= "
+                           "CONTINUE_DEADLINE=120",
                            "continue.sh");
   EXPECT_THAT(output, HasSubstr("recount:"));
   EXPECT_THAT(output, HasSubstr("== conv (h200, random)"));
@@ -223,6 +224,27 @@ TEST_F(GpuScripts, ContinueRecountsWhatItIsToldAndExtendsTheStoresNamedAfterward
   ASSERT_EQ(std::system(listing.c_str()), 0);
   EXPECT_THAT(read(dir_ / "listing.txt"), HasSubstr("transpose_h200_kernel_range.db"));
   EXPECT_THAT(read(dir_ / "listing.txt"), HasSubstr("conv_h200.db"));
+}
+
+TEST_F(GpuScripts, ContinueRecordsTheTimingOnlySamplesLastWithoutCountersAndWithTheirBudget) {
+  // The energy lane with no energy work and no counters: only its timing-only recordings.
+  // NAME:N grows the store to a sample of N; a plain NAME goes on through the space.
+  std::string output = run("CONTINUE_SKIP='1 2 3 4 6' CONTINUE_ENERGY= CONTINUE_RECORD_AFTER_ENERGY= "
+                           "CONTINUE_TIMING_AFTER_ENERGY='gemm_full:20000 coulomb' CONTINUE_DEADLINE=120",
+                           "continue.sh");
+  EXPECT_THAT(output, HasSubstr("== gemm_full (h200, random, budget 20000)"));
+  EXPECT_THAT(output, HasSubstr("== coulomb (h200, random)"));
+  EXPECT_THAT(output, ::testing::Not(HasSubstr("energy of every configuration"))) << "CONTINUE_ENERGY= skips it";
+  const std::string log = steer_log();
+  std::vector<std::string> calls;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) calls.push_back(line);
+  ASSERT_EQ(calls.size(), 2u) << log;
+  EXPECT_THAT(calls[0], HasSubstr("gemm_full_h200.db"));
+  EXPECT_THAT(calls[0], HasSubstr("--budget 20000"));
+  EXPECT_THAT(calls[1], HasSubstr("coulomb_h200.db"));
+  EXPECT_THAT(calls[1], ::testing::Not(HasSubstr("--budget")));
+  for (const std::string& call : calls) EXPECT_THAT(call, ::testing::Not(HasSubstr("--counters"))) << call;
 }
 
 TEST(RecordingStatus, ListsEveryStoreAndWhatItsSpaceLacks) {
@@ -248,6 +270,11 @@ TEST(RecordingStatus, ListsEveryStoreAndWhatItsSpaceLacks) {
   const std::string coulomb = table.substr(row, table.find('\n', row) - row);
   EXPECT_THAT(coulomb, HasSubstr("| kernel |"));
   EXPECT_THAT(coulomb, ::testing::EndsWith("| 0 s |")) << "nothing of its space is left to record";
+  // gemm_full's goal is a sample of 20,000 of its 205,216 configurations; it has a row
+  // whether or not its store exists yet.
+  const auto full = table.find("| gemm_full_h200");
+  ASSERT_NE(full, std::string::npos) << table;
+  EXPECT_THAT(table.substr(full, table.find('\n', full) - full), HasSubstr("| 205,216 (sample of 20,000) |"));
 }
 
 }  // namespace
