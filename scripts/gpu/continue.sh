@@ -92,7 +92,9 @@ extend() {
 }
 
 # timing NAME[:N]...: new configurations without counters or energy (the fastest way through a
-# big space); NAME:N stops once the store holds N tests (a uniform sample of the space).
+# big space); NAME:N stops once the store holds N tests (a uniform sample of the space). Launches
+# stop once 50 ms were timed, as in the counters recordings (a 10 ms kernel gets 5; the store
+# keeps each test's count): the launch loop, not compilation, is what a timing-only test costs.
 timing() {
   local item
   for item in "$@"; do
@@ -100,7 +102,7 @@ timing() {
     local budget=""
     [[ "$item" == *:* ]] && budget="${item##*:}"
     STEER_RECORD_RECOUNT=0 STEER_RECORD_COUNTERS= STEER_RECORD_BUDGET="$budget" \
-      STEER_RECORD_DEADLINE=$(($(left) - 10)) bash "$root/scripts/gpu/record.sh" "${item%%:*}" | grep -v '^test '
+      STEER_RECORD_MAX_TEST_MS="${STEER_RECORD_MAX_TEST_MS:-50}" STEER_RECORD_DEADLINE=$(($(left) - 10)) bash "$root/scripts/gpu/record.sh" "${item%%:*}" | grep -v '^test '
   done
 }
 

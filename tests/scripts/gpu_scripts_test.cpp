@@ -244,7 +244,10 @@ TEST_F(GpuScripts, ContinueRecordsTheTimingOnlySamplesLastWithoutCountersAndWith
   EXPECT_THAT(calls[0], HasSubstr("--budget 20000"));
   EXPECT_THAT(calls[1], HasSubstr("coulomb_h200.db"));
   EXPECT_THAT(calls[1], ::testing::Not(HasSubstr("--budget")));
-  for (const std::string& call : calls) EXPECT_THAT(call, ::testing::Not(HasSubstr("--counters"))) << call;
+  for (const std::string& call : calls) {
+    EXPECT_THAT(call, ::testing::Not(HasSubstr("--counters"))) << call;
+    EXPECT_THAT(call, HasSubstr("--max-test-ms 50")) << "as the counters recordings: " << call;
+  }
 }
 
 TEST(RecordingStatus, ListsEveryStoreAndWhatItsSpaceLacks) {
