@@ -85,7 +85,7 @@ def main():
             shown_space = f"{space:,}" if space is not None else "? (no kernels/" + spec_name + ")"
             if goal is not None and goal != space:
                 shown_space += f" (sample of {goal:,})"
-            print(f"| {store.name[:-6]} | {size} | {shown_space} | {recorded:,} | {valid:,} "
+            print(f"| {stem} | {size} | {shown_space} | {recorded:,} | {valid:,} "
                   f"| {counters:,} | {energy:,} ({long_windows or 0:,}) | {profiler_range[0] if profiler_range else '—'} "
                   f"| {best:.3f} ms | {rate:.2f} | {rest:,.0f} s |")
     recorded_stems = {store.name[:-6] for store in stores}

@@ -102,7 +102,8 @@ timing() {
     local budget=""
     [[ "$item" == *:* ]] && budget="${item##*:}"
     STEER_RECORD_RECOUNT=0 STEER_RECORD_COUNTERS= STEER_RECORD_BUDGET="$budget" \
-      STEER_RECORD_MAX_TEST_MS="${STEER_RECORD_MAX_TEST_MS:-50}" STEER_RECORD_DEADLINE=$(($(left) - 10)) bash "$root/scripts/gpu/record.sh" "${item%%:*}" | grep -v '^test '
+      STEER_RECORD_MAX_TEST_MS="${STEER_RECORD_MAX_TEST_MS:-50}" STEER_RECORD_DEADLINE=$(($(left) - 10)) \
+      bash "$root/scripts/gpu/record.sh" "${item%%:*}" | grep -v '^test '
   done
 }
 
