@@ -13,10 +13,12 @@
 #                     CONTINUE_RECORD_AFTER_ENERGY
 # On a machine with two GPUs (device kind nvidia-h200-x2) the lanes run side by side, one per
 # GPU (NVML is addressed by PCI bus id, so each lane's energy is its own GPU's); on one GPU
-# the energy lane follows the counters lane. The lanes must name different stores.
+# the energy lane follows the counters lane, whose recording then gets half of the call (all
+# of it when the energy lane has nothing to do). The lanes must name different stores.
 # The scripts write into a scratch folder; $OUT receives results.tgz and summary.txt only
 # (the device returns at most 8 files, and a folder of many would lose the archive).
 #   device run: bash scripts/gpu/continue.sh     (carry: [".gpu-bundle"]; after scripts/gpu/bundle here)
+#   then here: bash scripts/gpu/take_results /work/.device/N continue_sessionS_callN (before the next call)
 # The defaults are the next step after session 7 (docs/performance.md, "Next device calls"):
 # the rest of gemm's space with counters in the counters lane; in the energy lane DGEMM's
 # near-best band, the rest of conv with counters, then the timing-only recordings (the
@@ -76,7 +78,8 @@ counters_lane() {
   fi
   if stage 4 && [ "$(left)" -gt 60 ]; then
     local share=$(left)
-    [ "$gpus" -lt 2 ] && share=$((share / 2))  # on one GPU, half of what is left; the rest for energy
+    # On one GPU the energy lane follows: half of what is left, unless it has nothing to do.
+    [ "$gpus" -lt 2 ] && energy_lane_has_work && share=$((share / 2))
     STEER_RECORD_COUNTERS=default STEER_RECORD_MAX_TEST_MS=50 STEER_RECORD_DEADLINE=$((share - 10)) \
       bash "$root/scripts/gpu/record.sh" ${CONTINUE_RECORD:-gemm} | grep -v '^test '
   fi
@@ -105,6 +108,11 @@ timing() {
       STEER_RECORD_MAX_TEST_MS="${STEER_RECORD_MAX_TEST_MS:-50}" STEER_RECORD_DEADLINE=$(($(left) - 10)) \
       bash "$root/scripts/gpu/record.sh" "${item%%:*}" | grep -v '^test '
   done
+}
+
+energy_lane_has_work() {
+  { stage 5 && [ -n "${CONTINUE_ENERGY-dgemm_energy:0}" ]; } || [ -n "${CONTINUE_RECORD_AFTER_ENERGY-conv}" ] ||
+    [ -n "${CONTINUE_EXTEND_AFTER_ENERGY:-}" ] || [ -n "${CONTINUE_TIMING_AFTER_ENERGY-gemm_full:20000 dgemm_energy}" ]
 }
 
 energy_lane() {

@@ -119,8 +119,10 @@ class GpuScripts : public ::testing::Test {
 };
 
 TEST_F(GpuScripts, EnergyMeasuredAgainReplacesTheOldAndADeadlineLosesNothing) {
-  // dgemm_energy_h200 with energy for every configuration, the near-best band's from 0.1 s windows.
+  // dgemm_energy_h200 with energy for every configuration (its timing-only tests left out), the
+  // near-best band's from 0.1 s windows.
   prepare("dgemm_energy_h200",
+          "delete from tests where energy_joules_per_launch is null; "
           "update tests set energy_window_s = 0.1 where status = 'ok' and median_ms <= "
           "1.2 * (select min(median_ms) from tests where status = 'ok')");
   ASSERT_EQ(query("dgemm_energy_h200.db", "select count(*) from tests where energy_joules_per_launch is null"), "0");
@@ -250,6 +252,69 @@ TEST_F(GpuScripts, ContinueRecordsTheTimingOnlySamplesLastWithoutCountersAndWith
   }
 }
 
+TEST_F(GpuScripts, ContinueOnOneGpuHalvesTheCountersRecordingOnlyWhenTheEnergyLaneHasWork) {
+  // One GPU here (no nvidia-smi): the energy lane runs after the counters lane, so the counters
+  // recording leaves it half of the call, but only when it has something to do.
+  const auto time_limit_of_coulomb = [this] {
+    std::istringstream lines(steer_log());
+    for (std::string line; std::getline(lines, line);) {
+      const auto time = line.find("--time ");
+      if (line.find("coulomb_h200.db") != std::string::npos && time != std::string::npos) {
+        return std::stoi(line.substr(time + 7));
+      }
+    }
+    ADD_FAILURE() << "no coulomb recording with a time limit: " << steer_log();
+    return -1;
+  };
+  const std::string counters_only = "CONTINUE_SKIP='1 2 3 5 6' CONTINUE_RECORD=coulomb CONTINUE_RECORD_AFTER_ENERGY= "
+                                    "CONTINUE_DEADLINE=200 ";
+  run(counters_only + "CONTINUE_TIMING_AFTER_ENERGY=", "continue.sh");
+  EXPECT_GT(time_limit_of_coulomb(), 150) << "nothing follows: the whole call";
+  fs::remove(dir_ / "steer.log");
+  fs::remove_all(dir_ / "out");
+  fs::create_directories(dir_ / "out");
+  run(counters_only + "CONTINUE_TIMING_AFTER_ENERGY=gemm_full:10", "continue.sh");
+  EXPECT_LT(time_limit_of_coulomb(), 100) << "half, the rest for the timing-only recording after it";
+  EXPECT_THAT(steer_log(), HasSubstr("gemm_full_h200.db"));
+}
+
+TEST_F(GpuScripts, TakeResultsNeverReplacesAStoreWithOneThatLacksItsConfigurations) {
+  // A call's archive (scripts/gpu/take_results, between device calls) with two stores: coulomb
+  // resumed from an older state and lacks one configuration data/h200 has; gemm_cube128 holds
+  // ten more than data/h200's.
+  const fs::path data = dir_ / "data";
+  const fs::path call = dir_ / "call";
+  fs::create_directories(data);
+  fs::create_directories(call);
+  fs::copy_file(STEER_SOURCE_DIR "/data/h200/coulomb_h200.db.gz", data / "coulomb_h200.db.gz");
+  prepare("gemm_cube128", "delete from tests where sequence < 10");
+  ASSERT_EQ(std::system(("gzip -c '" + (dir_ / "out" / "gemm_cube128.db").string() + "' > '" +
+                         (data / "gemm_cube128.db.gz").string() + "'").c_str()), 0);
+  prepare("gemm_cube128", "select 1");
+  prepare("coulomb_h200", "delete from tests where sequence = 5");
+  std::ofstream(dir_ / "out" / "gemm_cube128.json") << "{\"tests\": 1062}";
+  std::ofstream(call / "summary.txt") << "continue.sh: done\n";
+  ASSERT_EQ(std::system(("tar czf '" + (call / "results.tgz").string() + "' -C '" + (dir_ / "out").string() +
+                         "' coulomb_h200.db gemm_cube128.db gemm_cube128.json").c_str()), 0);
+  const std::string before = read(data / "coulomb_h200.db.gz");
+
+  const fs::path output = dir_ / "output.txt";
+  const std::string command = "cd '" STEER_SOURCE_DIR "' && STEER_DATA='" + data.string() +
+                              "' bash scripts/gpu/take_results '" + call.string() + "' session_call1 > '" +
+                              output.string() + "' 2>&1";
+  const int status = std::system(command.c_str());
+  const std::string said = read(output);
+  EXPECT_NE(status, 0) << "a refused store fails the command: " << said;
+  EXPECT_THAT(said, HasSubstr("coulomb_h200 refused: the call's store lacks 1 of the 210 configurations"));
+  EXPECT_EQ(read(data / "coulomb_h200.db.gz"), before) << "data/h200's coulomb store is kept as it was";
+  EXPECT_THAT(said, HasSubstr("gemm_cube128: 1052 -> 1062 tests"));
+  ASSERT_EQ(std::system(("gunzip -c '" + (data / "gemm_cube128.db.gz").string() + "' > '" +
+                         (dir_ / "out" / "taken.db").string() + "'").c_str()), 0);
+  EXPECT_EQ(query("taken.db", "select count(*) from tests"), "1062");
+  EXPECT_EQ(read(data / "gemm_cube128.json"), "{\"tests\": 1062}") << "the run's summary comes along";
+  EXPECT_EQ(read(data / "check" / "session_call1.txt"), "continue.sh: done\n");
+}
+
 TEST(RecordingStatus, ListsEveryStoreAndWhatItsSpaceLacks) {
   // scripts/recording_status.py over the committed stores: one row per store of data/h200/.
   const fs::path output = fs::temp_directory_path() / ("steer_recording_status_" + std::to_string(getpid()));
@@ -278,6 +343,16 @@ TEST(RecordingStatus, ListsEveryStoreAndWhatItsSpaceLacks) {
   const auto full = table.find("| gemm_full_h200");
   ASSERT_NE(full, std::string::npos) << table;
   EXPECT_THAT(table.substr(full, table.find('\n', full) - full), HasSubstr("| 205,216 (sample of 20,000) |"));
+  // The rest of a space is priced at the rate of tests measured as the latest were: DGEMM's
+  // first 2,112 tests had energy windows (about 0.5 s each), those since are timing only (about
+  // 0.1 s), and so will the rest be.
+  const auto dgemm = table.find("| dgemm_energy_h200 |");
+  ASSERT_NE(dgemm, std::string::npos) << table;
+  std::vector<std::string> cells;
+  std::istringstream row_cells(table.substr(dgemm, table.find('\n', dgemm) - dgemm));
+  for (std::string cell; std::getline(row_cells, cell, '|');) cells.push_back(cell);
+  ASSERT_GE(cells.size(), 11u) << table;
+  EXPECT_LT(std::stod(cells[10]), 0.2) << "seconds per test: " << cells[10];
 }
 
 }  // namespace
