@@ -11,7 +11,9 @@ a sample of 20,000 configurations, not its whole space: its row counts what the 
 
 Seconds per test come from the tests' timestamps: consecutive tests of one run are seconds
 apart, runs are separated by gaps of over a minute; the rate is the runs' duration over their
-tests. It includes whatever the runs measured (counters, energy windows).
+tests. Only tests measured as the latest one was (with or without counters, with or without
+energy) count, since the rest of the space will be recorded the same way: DGEMM's first tests
+had energy windows, the later ones are timing only and four times faster.
 
     python3 scripts/recording_status.py [--steer build/steer] [--data data/h200]
 """
@@ -41,9 +43,18 @@ def space_size(steer, spec):
     return json.loads(done.stdout)["count"]
 
 
-def seconds_per_test(stamps):
-    times = sorted(datetime.datetime.fromisoformat(s.replace("Z", "+00:00")) for s in stamps)
-    gaps = [(later - earlier).total_seconds() for earlier, later in zip(times, times[1:])]
+def seconds_per_test(tests):
+    """tests: (timestamp, how it was measured) pairs, None for a failed test (it gets neither
+    counters nor energy however it was run). The mean gap before each test measured as the
+    latest valid test was, or failed, within runs."""
+    tests = sorted(((datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00")), kind) for stamp, kind in tests),
+                   key=lambda test: test[0])
+    valid_kinds = [kind for _, kind in tests if kind is not None]
+    if not valid_kinds:
+        return float("nan")
+    latest_kind = valid_kinds[-1]
+    gaps = [(later - earlier).total_seconds() for (earlier, _), (later, kind) in zip(tests, tests[1:])
+            if kind is None or kind == latest_kind]
     within_runs = [gap for gap in gaps if gap <= 60]  # a longer gap separates two runs
     return sum(within_runs) / len(within_runs) if within_runs else float("nan")
 
@@ -75,7 +86,10 @@ def main():
             has_range = con.execute("select name from sqlite_master where name = 'steer_recording'").fetchone()
             profiler_range = (con.execute("select value from steer_recording where key = 'profiler_range'").fetchone()
                               if has_range else None)
-            rate = seconds_per_test([r[0] for r in con.execute("select timestamp from tests")])
+            rate = seconds_per_test([(stamp, (profiled, measured_energy) if ok else None)
+                                     for stamp, ok, profiled, measured_energy in con.execute(
+                "select timestamp, status = 'ok', exists (select 1 from counters where test_id = tests.id), "
+                "energy_joules_per_launch is not null from tests")])
             con.close()
             spec = root / "kernels" / spec_name / "spec.json"
             space = space_size(args.steer, spec) if spec.exists() else None
