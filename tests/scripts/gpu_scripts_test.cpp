@@ -315,6 +315,20 @@ TEST_F(GpuScripts, TakeResultsNeverReplacesAStoreWithOneThatLacksItsConfiguratio
   EXPECT_EQ(read(data / "check" / "session_call1.txt"), "continue.sh: done\n");
 }
 
+TEST(H200Recordings, AreCommittedCompressedAndEachAtMostTenMegabytes) {
+  // Issue #4: the ground truth goes into the repository compressed, each recording at most
+  // 10 MB, so that a clone stays small as the recordings grow (gemm_full's sample toward 20,000).
+  int stores = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(STEER_SOURCE_DIR "/data/h200")) {
+    if (!entry.is_regular_file()) continue;
+    const std::string name = entry.path().filename().string();
+    EXPECT_FALSE(name.size() > 3 && name.substr(name.size() - 3) == ".db") << entry.path() << " is not compressed";
+    if (name.size() > 6 && name.substr(name.size() - 6) == ".db.gz") ++stores;
+    EXPECT_LE(entry.file_size(), 10'000'000u) << entry.path();
+  }
+  EXPECT_GE(stores, 7);
+}
+
 TEST(RecordingStatus, ListsEveryStoreAndWhatItsSpaceLacks) {
   // scripts/recording_status.py over the committed stores: one row per store of data/h200/.
   const fs::path output = fs::temp_directory_path() / ("steer_recording_status_" + std::to_string(getpid()));
