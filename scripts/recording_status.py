@@ -13,7 +13,7 @@ Seconds per test come from the tests' timestamps: consecutive tests of one run a
 apart, runs are separated by gaps of over a minute; the rate is the runs' duration over their
 tests. Only tests measured as the latest one was (with or without counters, with or without
 energy) count, since the rest of the space will be recorded the same way: DGEMM's first tests
-had energy windows, the later ones are timing only and four times faster.
+had energy windows, the later ones are timing only and about five times faster.
 
     python3 scripts/recording_status.py [--steer build/steer] [--data data/h200]
 """

@@ -46,6 +46,11 @@ tee_pid=$!  # waited for at the end, so that summary.txt and the caller get the 
 deadline="${CONTINUE_DEADLINE:-530}"
 skip=" ${CONTINUE_SKIP-1 2 3 6} "
 export STEER_RECORD_RECOUNT="${STEER_RECORD_RECOUNT:-0}"
+# The energy lane's work, defaults applied once ("" is kept: it means none).
+energy_work="${CONTINUE_ENERGY-dgemm_energy:0}"
+record_after_energy="${CONTINUE_RECORD_AFTER_ENERGY-conv}"
+extend_after_energy="${CONTINUE_EXTEND_AFTER_ENERGY:-}"
+timing_after_energy="${CONTINUE_TIMING_AFTER_ENERGY-gemm_full:20000 dgemm_energy}"
 left() { echo $((deadline - SECONDS)); }
 stage() { [[ "$skip" != *" $1 "* ]]; }
 gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | wc -l)
@@ -111,23 +116,20 @@ timing() {
 }
 
 energy_lane_has_work() {
-  { stage 5 && [ -n "${CONTINUE_ENERGY-dgemm_energy:0}" ]; } || [ -n "${CONTINUE_RECORD_AFTER_ENERGY-conv}" ] ||
-    [ -n "${CONTINUE_EXTEND_AFTER_ENERGY:-}" ] || [ -n "${CONTINUE_TIMING_AFTER_ENERGY-gemm_full:20000 dgemm_energy}" ]
+  { stage 5 && [ -n "$energy_work" ]; } || [ -n "$record_after_energy$extend_after_energy$timing_after_energy" ]
 }
 
 energy_lane() {
-  local energy="${CONTINUE_ENERGY-dgemm_energy:0}"
-  if stage 5 && [ -n "$energy" ] && [ "$(left)" -gt 40 ]; then
-    STEER_ENERGY_DEADLINE=$(($(left) - 20)) bash "$root/scripts/gpu/energy.sh" $energy | grep -v '^test '
+  if stage 5 && [ -n "$energy_work" ] && [ "$(left)" -gt 40 ]; then
+    STEER_ENERGY_DEADLINE=$(($(left) - 20)) bash "$root/scripts/gpu/energy.sh" $energy_work | grep -v '^test '
   fi
   # What is left of this lane's GPU records counters for CONTINUE_RECORD_AFTER_ENERGY.
-  local after="${CONTINUE_RECORD_AFTER_ENERGY-conv}"
-  if [ -n "$after" ] && [ "$(left)" -gt 60 ]; then
+  if [ -n "$record_after_energy" ] && [ "$(left)" -gt 60 ]; then
     STEER_RECORD_COUNTERS=default STEER_RECORD_MAX_TEST_MS=50 STEER_RECORD_DEADLINE=$(($(left) - 10)) \
-      bash "$root/scripts/gpu/record.sh" $after | grep -v '^test '
+      bash "$root/scripts/gpu/record.sh" $record_after_energy | grep -v '^test '
   fi
-  extend ${CONTINUE_EXTEND_AFTER_ENERGY:-}
-  timing ${CONTINUE_TIMING_AFTER_ENERGY-gemm_full:20000 dgemm_energy}
+  extend $extend_after_energy
+  timing $timing_after_energy
 }
 
 # Each lane runs in its own process group, so that at the deadline everything it started
