@@ -18,6 +18,7 @@
 #include "steer/searcher.hpp"
 #include "steer/spec.hpp"
 #include "steer/tuner.hpp"
+#include "work_rate.hpp"
 
 namespace steer::cli {
 namespace {
@@ -159,6 +160,8 @@ int report_profile(const ProfileArgs& args, const Spec& spec, const Profiled& pr
     return 1;
   }
   out["time_ms"] = r.time.median_ms;
+  const Throughput rate = work_rate(spec, profiled.size, r.time.median_ms);
+  add_work_rate(out, rate);
   out["profiling"] = {{"passes", r.profiling_passes}, {"ms", r.profiling_ms},
                       {"overhead_per_pass_ms", r.profiling_ms / std::max(1, r.profiling_passes) - r.time.median_ms}};
   out["counters"] = r.counters;
@@ -215,6 +218,7 @@ int report_profile(const ProfileArgs& args, const Spec& spec, const Profiled& pr
   fmt::print("{} on {}, size '{}'{}\n", profiled.key, profiled.device, profiled.size,
              args.data.empty() ? "" : fmt::format(" (recorded in {})", args.data));
   fmt::print("time: {:.4f} ms (median of {}), output valid\n", r.time.median_ms, r.time.repetitions);
+  if (const std::string text = work_rate_text(rate); !text.empty()) fmt::print("work rate: {}\n", text);
   if (profiled.counters_asked) {
     fmt::print("counters: {} passes in {:.1f} ms ({:.2f} ms per pass beyond the kernel)\n", r.profiling_passes,
                r.profiling_ms, r.profiling_ms / std::max(1, r.profiling_passes) - r.time.median_ms);

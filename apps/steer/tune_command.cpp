@@ -16,6 +16,7 @@
 #include "steer/spec.hpp"
 #include "steer/store.hpp"
 #include "steer/tuner.hpp"
+#include "work_rate.hpp"
 
 namespace steer::cli {
 namespace {
@@ -89,11 +90,13 @@ std::string energy_text(const Result& r) {
                      100 * r.energy->spread);
 }
 
-void print_summary(const TuneSummary& s) {
+void print_summary(const TuneSummary& s, const Spec& spec) {
   fmt::print("\n{} tests ({} valid, {} failed, {} resumed from the store) on {}, size '{}'; stopped: {}\n",
              s.tests, s.valid, s.failed, s.resumed, s.device, s.problem_size, s.stop_reason);
   if (s.best) {
-    fmt::print("best ({}): {:.4f} ms{}{}  {}\n", s.objective, s.best->time.median_ms,
+    const std::string rate = work_rate_text(work_rate(spec, s.problem_size, s.best->time.median_ms));
+    fmt::print("best ({}): {:.4f} ms{}{}{}  {}\n", s.objective, s.best->time.median_ms,
+               rate.empty() ? "" : " (" + rate + ")",
                s.best->energy ? ", " + energy_text(*s.best) : "",
                s.objective == "time" ? "" : fmt::format(", objective {:.6g}", s.best_objective), config_text(*s.best));
     if (s.best->time.median_ms > 0 && s.median_valid_ms > 0) {
@@ -121,7 +124,7 @@ void print_summary(const TuneSummary& s) {
              s.compiled_ahead ? ", mostly hidden by compiling ahead" : ", compiled inline", s.median_overhead_ms);
 }
 
-nlohmann::json summary_json(const TuneSummary& s) {
+nlohmann::json summary_json(const TuneSummary& s, const Spec& spec) {
   nlohmann::json out = {
       {"tests", s.tests},         {"valid", s.valid},
       {"failed", s.failed},       {"resumed", s.resumed},
@@ -145,6 +148,7 @@ nlohmann::json summary_json(const TuneSummary& s) {
   if (s.best) {
     out["best"] = {{"config", config_json(*s.best)}, {"time_ms", s.best->time.median_ms},
                    {"objective_value", s.best_objective}, {"energy", energy_json(*s.best)}};
+    add_work_rate(out["best"], work_rate(spec, s.problem_size, s.best->time.median_ms));
   } else {
     out["best"] = nullptr;
   }
@@ -211,9 +215,9 @@ int run_tune(const TuneArgs& args) {
   progress.finish();
 
   if (args.json) {
-    fmt::print("{}\n", summary_json(summary).dump());
+    fmt::print("{}\n", summary_json(summary, spec).dump());
   } else {
-    print_summary(summary);
+    print_summary(summary, spec);
   }
   return summary.interrupted ? 130 : 0;
 }

@@ -64,6 +64,15 @@ struct ProblemSize {
   std::optional<double> bytes;
 };
 
+// The work rate of one launch of `median_ms` at `size`: GFLOP/s from its flops, GB/s from
+// its bytes. Each is absent when the spec gives no such count, gives 0 (a copy does no
+// floating-point work), or the time is not positive.
+struct Throughput {
+  std::optional<double> gflop_per_s;
+  std::optional<double> gb_per_s;
+};
+Throughput throughput(const ProblemSize& size, double median_ms);
+
 struct Reference {
   enum class Kind { None, Cpu, Configuration } kind = Kind::None;
   std::string cpu_function;  // registered name (see steer/reference.hpp)

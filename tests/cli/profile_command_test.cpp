@@ -32,6 +32,10 @@ TEST(ProfileCommand, AnalysesTheCountersARecordingHolds) {
   EXPECT_EQ(out["size"], "h200");
   EXPECT_EQ(out["status"], "ok");
   EXPECT_NEAR(out["time_ms"].get<double>(), 3.82, 0.05);
+  // GFLOP/s and GB/s from the spec's counts at size h200 (4096³: 2·M·N·K FLOP, 4·(MK + KN + 2MN) bytes).
+  const double seconds = out["time_ms"].get<double>() / 1e3;
+  EXPECT_NEAR(out["gflop_per_s"].get<double>(), 2.0 * 4096 * 4096 * 4096 / seconds / 1e9, 1e-6);
+  EXPECT_NEAR(out["gb_per_s"].get<double>(), 4.0 * 4 * 4096 * 4096 / seconds / 1e9, 1e-9);
   // A gemm that stages A and B in shared memory: its strongest memory bottleneck is the
   // shared-memory loads, and the reaction asks for fewer of them (a negative change).
   const nlohmann::json& bottlenecks = out["bottlenecks"];
@@ -47,6 +51,7 @@ TEST(ProfileCommand, AnalysesTheCountersARecordingHolds) {
                            false);
   ASSERT_EQ(text.exit_code, 0) << text.output;
   EXPECT_THAT(text.output, HasSubstr("recorded in"));
+  EXPECT_THAT(text.output, HasSubstr(" GFLOP/s, "));
   EXPECT_THAT(text.output, HasSubstr("reaction (wanted change per counter)"));
 }
 

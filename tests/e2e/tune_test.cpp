@@ -89,6 +89,10 @@ TEST(TuneEndToEnd, JsonSummaryHasTheDocumentedFields) {
   }
   EXPECT_EQ(summary["tests"], 5);
   EXPECT_TRUE(summary["best"]["config"].contains("TILE_SIZE_X"));
+  // Work rates from the spec's counts: transpose moves 8·M·N bytes and does no floating-point work.
+  const double best_ms = summary["best"]["time_ms"].get<double>();
+  EXPECT_TRUE(summary["best"]["gflop_per_s"].is_null());
+  EXPECT_NEAR(summary["best"]["gb_per_s"].get<double>(), 8.0 * 512 * 512 / (best_ms / 1e3) / 1e9, 1e-9);
 
   // The same command again resumes: nothing is run twice.
   Output again = run_steer("tune " + kSpec + " --backend opencl --size small --budget 5 --seed 3 --json --db " +
