@@ -35,7 +35,7 @@
 # else of the counters lane / the energy lane is done; default none), CONTINUE_TIMING and
 # CONTINUE_TIMING_AFTER_ENERGY (timing-only recordings, last in each lane: NAME or NAME:N, N the
 # size of the sample the store grows to; defaults "" and "gemm_full:20000 dgemm_energy").
-# Two lanes must never name the same store.
+# Two lanes must never name the same store: on two GPUs continue.sh refuses to start then.
 set -uo pipefail
 final="${OUT:-/tmp/steer-gpu}"
 mkdir -p "$final"
@@ -55,6 +55,28 @@ left() { echo $((deadline - SECONDS)); }
 stage() { [[ "$skip" != *" $1 "* ]]; }
 gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | wc -l)
 nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,clocks.sm,power.draw,temperature.gpu --format=csv
+
+# The stores each lane would write (NAME of NAME:N; NAME@SIZE is a store of its own).
+stores_of() { local item; for item in "$@"; do echo "${item%%:*}"; done; }
+counters_lane_stores() {
+  { stage 4 && stores_of ${CONTINUE_RECORD:-gemm}; stores_of ${CONTINUE_EXTEND:-} ${CONTINUE_TIMING:-}; } | sort -u
+}
+energy_lane_stores() {
+  { stage 5 && stores_of $energy_work; stores_of $record_after_energy $extend_after_energy $timing_after_energy; } | sort -u
+}
+# On two GPUs the lanes run side by side: a store named in both would be measured on both GPUs
+# at once, the same configurations twice into one file. Refused before anything runs. (On one
+# GPU the energy lane follows the counters lane, and resuming one store twice is safe.)
+if [ "$gpus" -ge 2 ]; then
+  both=$(comm -12 <(counters_lane_stores) <(energy_lane_stores) | tr '\n' ' ')
+  if [ -n "$both" ]; then
+    echo "continue.sh: both lanes would record ${both% }: on two GPUs a store may be in one lane only" \
+      "(CONTINUE_RECORD, CONTINUE_EXTEND, CONTINUE_TIMING against CONTINUE_ENERGY, CONTINUE_*_AFTER_ENERGY)"
+    exec >&- 2>&-
+    wait "$tee_pid" 2>/dev/null
+    exit 2
+  fi
+fi
 
 counters_lane() {
   if stage 1; then

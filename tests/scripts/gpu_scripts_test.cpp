@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -69,14 +70,17 @@ class GpuScripts : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  // Runs a script of scripts/gpu/ with OUT and the fake bundle; returns its output.
-  std::string run(const std::string& environment, const std::string& script_and_args) {
+  // Runs a script of scripts/gpu/ with OUT and the fake bundle; returns its output. The script
+  // must exit with `expected_exit`.
+  std::string run(const std::string& environment, const std::string& script_and_args, int expected_exit = 0) {
     const fs::path output = dir_ / "output.txt";
     const std::string command = "cd '" STEER_SOURCE_DIR "' && env OUT='" + (dir_ / "out").string() +
                                 "' STEER_GPU_BUNDLE='" + (dir_ / "bundle").string() + "' FAKE_STEER_LOG='" +
                                 (dir_ / "steer.log").string() + "' " + environment + " bash scripts/gpu/" +
                                 script_and_args + " >'" + output.string() + "' 2>&1";
-    EXPECT_EQ(std::system(command.c_str()), 0) << read(output);
+    const int status = std::system(command.c_str());
+    EXPECT_TRUE(WIFEXITED(status)) << read(output);
+    EXPECT_EQ(WEXITSTATUS(status), expected_exit) << read(output);
     return read(output);
   }
 
@@ -276,6 +280,31 @@ TEST_F(GpuScripts, ContinueOnOneGpuHalvesTheCountersRecordingOnlyWhenTheEnergyLa
   run(counters_only + "CONTINUE_TIMING_AFTER_ENERGY=gemm_full:10", "continue.sh");
   EXPECT_LT(time_limit_of_coulomb(), 100) << "half, the rest for the timing-only recording after it";
   EXPECT_THAT(steer_log(), HasSubstr("gemm_full_h200.db"));
+}
+
+TEST_F(GpuScripts, ContinueOnTwoGpusRefusesAStoreNamedInBothLanes) {
+  // A fake nvidia-smi that lists two GPUs: the lanes would run side by side.
+  fs::create_directories(dir_ / "bin");
+  std::ofstream(dir_ / "bin" / "nvidia-smi") << "#!/bin/sh\necho 0\necho 1\n";
+  fs::permissions(dir_ / "bin" / "nvidia-smi", fs::perms::owner_all);
+  const std::string two_gpus = "PATH='" + (dir_ / "bin").string() + "':\"$PATH\" CONTINUE_SKIP='1 2 3 6' "
+                               "CONTINUE_ENERGY= CONTINUE_DEADLINE=120 ";
+
+  // conv with counters in one lane and again after the energy work in the other, and the
+  // gemm_full sample in both (a sample size does not make it another store).
+  const std::string refused = run(two_gpus + "CONTINUE_RECORD='gemm conv' CONTINUE_RECORD_AFTER_ENERGY=conv "
+                                             "CONTINUE_TIMING=gemm_full:100 "
+                                             "CONTINUE_TIMING_AFTER_ENERGY='dgemm_energy gemm_full:20000'",
+                                  "continue.sh", 2);
+  EXPECT_THAT(refused, HasSubstr("both lanes would record conv gemm_full: on two GPUs a store may be in one lane only"));
+  EXPECT_EQ(steer_log(), "") << "nothing ran";
+
+  // The two-GPU plan of docs/performance.md: gemm and conv in one lane, DGEMM in the other.
+  run(two_gpus + "CONTINUE_RECORD='gemm conv' CONTINUE_RECORD_AFTER_ENERGY= CONTINUE_TIMING_AFTER_ENERGY=dgemm_energy",
+      "continue.sh");
+  EXPECT_THAT(steer_log(), HasSubstr("gemm_h200.db"));
+  EXPECT_THAT(steer_log(), HasSubstr("conv_h200.db"));
+  EXPECT_THAT(steer_log(), HasSubstr("dgemm_energy_h200.db"));
 }
 
 TEST_F(GpuScripts, TakeResultsNeverReplacesAStoreWithOneThatLacksItsConfigurations) {
