@@ -9,7 +9,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstddef>
-#include <cstring>
+#include <cstdint>
 #include <vector>
 
 #include "measure/validation.hpp"

@@ -60,7 +60,8 @@ ValidationResult compare_range(const std::byte* actual_bytes, const std::byte* e
 // Large outputs (64M elements at the paper's sizes) are split over the hardware threads. The
 // loop costs ~2 ns an element on one core (bench/output_validation), so a 4096² matrix took
 // ~17 ms of each ~97 ms timing-only test on the H200's 16 cores when a thread needed 4M
-// elements (4 threads); from 1M elements on, all 16 share it (a thread costs ~20 µs to start).
+// elements (4 threads); from 1M elements on, all 16 share it (each then has ~2 ms of work,
+// far more than starting a thread costs).
 template <typename T>
 ValidationResult compare(const std::byte* actual, const std::byte* expected, std::size_t n,
                          const Tolerance& tolerance) {
