@@ -346,7 +346,8 @@ TEST_F(GpuScripts, TakeResultsNeverReplacesAStoreWithOneThatLacksItsConfiguratio
 
 TEST(H200Recordings, AreCommittedCompressedAndEachAtMostTenMegabytes) {
   // Issue #4: the ground truth goes into the repository compressed, each recording at most
-  // 10 MB, so that a clone stays small as the recordings grow (the largest, gemm_full's 20,000 tests, is 2.6 MB).
+  // 10 MB, so that a clone stays small as the recordings grow (the largest, gemm_full's 20,000
+  // tests, is a few MB).
   int stores = 0;
   for (const auto& entry : fs::recursive_directory_iterator(STEER_SOURCE_DIR "/data/h200")) {
     if (!entry.is_regular_file()) continue;
