@@ -36,6 +36,8 @@
 # CONTINUE_TIMING_AFTER_ENERGY (timing-only recordings, last in each lane: NAME or NAME:N, N the
 # size of the sample the store grows to; defaults "" and "gemm_full:20000 dgemm_energy").
 # Two lanes must never name the same store: on two GPUs continue.sh refuses to start then.
+# One space on both GPUs: bash scripts/gpu/split_remaining NAME 2 here, then NAME/part1 in one
+# lane's list and NAME/part2 in the other's (record.sh); take_results appends the parts.
 set -uo pipefail
 final="${OUT:-/tmp/steer-gpu}"
 mkdir -p "$final"

@@ -20,6 +20,9 @@
 #                                  kernel range, into a new store <name>_<size>_kernel_range.db
 #                                  (same order; resumable like any other): the original stays
 #                                  as it is, and is replaced by hand once the new one is complete
+# NAME/PART (e.g. dgemm_energy/part1) measures the configurations of the list
+# scripts/gpu/split_remaining put into the bundle into a store of its own, NAME_SIZE_PART.db:
+# two GPUs record one space side by side, and take_results appends each part to NAME_SIZE's store.
 # The profiler range (docs/counters.md) is kept per store, in a table steer_recording that
 # Steer itself ignores: a store's counters are all measured with one range. Stores with counters
 # and no such table are from before the kernel range became the default: they keep the user
@@ -84,7 +87,12 @@ for item in "$@"; do
       continue
     fi
   fi
-  open_store "$item"
+  part=""
+  if [[ "$item" == */* ]]; then  # NAME/PART: the configurations of a list split_remaining made
+    part="${item#*/}"
+    item="${item%%/*}"
+  fi
+  open_store "$item" "${part:+_$part}"
   unset STEER_CUPTI_RANGE
   [ -n "$asked_range" ] && export STEER_CUPTI_RANGE="$asked_range"
   searcher="${STEER_RECORD_SEARCHER:-random}"
@@ -100,6 +108,14 @@ for item in "$@"; do
     searcher="list"
     extra=(--searcher list --set "file=$out/$stem.list")
     export STEER_CUPTI_RANGE=kernel STEER_RECORD_COUNTERS="${STEER_RECORD_COUNTERS:-default}"
+  elif [ -n "$part" ]; then
+    list="$bundle/lists/$stem.list"
+    if [ ! -f "$list" ]; then
+      echo "== $item/$part: no list $list (scripts/gpu/split_remaining $item N, before the call)"
+      continue
+    fi
+    searcher="list"
+    extra=(--searcher list --set "file=$list")
   fi
   echo "== $name ($size, $searcher${STEER_RECORD_BUDGET:+, budget $STEER_RECORD_BUDGET})"
   [ -n "${STEER_RECORD_BUDGET:-}" ] && extra+=(--budget "$STEER_RECORD_BUDGET")

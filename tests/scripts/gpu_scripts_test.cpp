@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -342,6 +343,110 @@ TEST_F(GpuScripts, TakeResultsNeverReplacesAStoreWithOneThatLacksItsConfiguratio
   EXPECT_EQ(query("taken.db", "select count(*) from tests"), "1062");
   EXPECT_EQ(read(data / "gemm_cube128.json"), "{\"tests\": 1062}") << "the run's summary comes along";
   EXPECT_EQ(read(data / "check" / "session_call1.txt"), "continue.sh: done\n");
+}
+
+// Two GPUs recording one space side by side (scripts/gpu/split_remaining, record.sh NAME/PART,
+// take_results): the parts are what the store lacks, each configuration in one part only, and
+// taking a part appends it to the store without replacing anything measured.
+class SplitRecording : public GpuScripts {
+ protected:
+  void SetUp() override {
+    GpuScripts::SetUp();
+    fs::create_directories(dir_ / "data");
+    fs::create_directories(dir_ / "real_bundle");
+    fs::create_symlink(STEER_BINARY, dir_ / "real_bundle" / "steer");
+  }
+  // data/ holds coulomb_h200 less its tests of sequence 100 to 109.
+  void coulomb_lacking_ten() {
+    prepare("coulomb_h200", "delete from tests where sequence between 100 and 109");
+    gzip("coulomb_h200.db", dir_ / "data" / "coulomb_h200.db.gz");
+  }
+  void gzip(const std::string& store, const fs::path& to) {
+    ASSERT_EQ(std::system(("gzip -c '" + (dir_ / "out" / store).string() + "' > '" + to.string() + "'").c_str()), 0);
+  }
+  std::vector<std::string> list(const std::string& name) {
+    std::vector<std::string> keys;
+    std::ifstream in(dir_ / "real_bundle" / "lists" / name);
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty() && line[0] != '#') keys.push_back(line);
+    return keys;
+  }
+  // Runs take_results on an archive of the stores of OUT named; returns its output.
+  std::string take(const std::string& stores, int expected_exit) {
+    fs::create_directories(dir_ / "call");
+    std::ofstream(dir_ / "call" / "summary.txt") << "continue.sh: done\n";
+    EXPECT_EQ(std::system(("tar czf '" + (dir_ / "call" / "results.tgz").string() + "' -C '" +
+                           (dir_ / "out").string() + "' " + stores).c_str()), 0);
+    const fs::path output = dir_ / "output.txt";
+    const int status = std::system(("cd '" STEER_SOURCE_DIR "' && STEER_DATA='" + (dir_ / "data").string() +
+                                    "' bash scripts/gpu/take_results '" + (dir_ / "call").string() + "' > '" +
+                                    output.string() + "' 2>&1").c_str());
+    EXPECT_EQ(WEXITSTATUS(status), expected_exit) << read(output);
+    return read(output);
+  }
+  std::string taken(const std::string& sql) {
+    EXPECT_EQ(std::system(("gunzip -c '" + (dir_ / "data" / "coulomb_h200.db.gz").string() + "' > '" +
+                           (dir_ / "out" / "taken.db").string() + "'").c_str()), 0);
+    return query("taken.db", sql);
+  }
+};
+
+TEST_F(SplitRecording, PartsHoldWhatTheStoreLacksEachConfigurationOnce) {
+  coulomb_lacking_ten();
+  std::string output = run("STEER_DATA='" + (dir_ / "data").string() + "' STEER_GPU_BUNDLE='" +
+                               (dir_ / "real_bundle").string() + "'",
+                           "split_remaining coulomb 2");
+  EXPECT_THAT(output, HasSubstr("5 of the 10 configurations left (200 of 210 recorded)"));
+  std::vector<std::string> first = list("coulomb_h200_part1.list"), second = list("coulomb_h200_part2.list");
+  ASSERT_EQ(first.size(), 5u);
+  ASSERT_EQ(second.size(), 5u);
+  std::vector<std::string> both = first;
+  both.insert(both.end(), second.begin(), second.end());
+  std::sort(both.begin(), both.end());
+  EXPECT_EQ(std::unique(both.begin(), both.end()), both.end()) << "no configuration is in both parts";
+  for (const std::string& key : both) {
+    EXPECT_EQ(query("coulomb_h200.db", "select count(*) from tests where config_key = '" + key + "'"), "0") << key;
+  }
+  // Run again on a store that holds everything: nothing is left to deal.
+  prepare("coulomb_h200", "select 1");
+  gzip("coulomb_h200.db", dir_ / "data" / "coulomb_h200.db.gz");
+  output = run("STEER_DATA='" + (dir_ / "data").string() + "' STEER_GPU_BUNDLE='" + (dir_ / "real_bundle").string() + "'",
+               "split_remaining coulomb 2");
+  EXPECT_THAT(output, HasSubstr("0 of the 0 configurations left (210 of 210 recorded)"));
+  EXPECT_TRUE(list("coulomb_h200_part1.list").empty());
+}
+
+TEST_F(SplitRecording, RecordMeasuresAPartsListIntoAStoreOfItsOwn) {
+  fs::create_directories(dir_ / "bundle" / "lists");
+  std::ofstream(dir_ / "bundle" / "lists" / "coulomb_h200_part2.list") << "# part 2 of 2\n";
+  std::string output = run("", "record.sh coulomb/part2 coulomb/part3");
+  const std::string log = steer_log();
+  EXPECT_THAT(log, HasSubstr("--searcher list --set file=" + (dir_ / "bundle" / "lists" / "coulomb_h200_part2.list").string()));
+  EXPECT_THAT(log, HasSubstr("--db " + (dir_ / "out" / "coulomb_h200_part2.db").string()));
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("part3")));
+  EXPECT_THAT(output, HasSubstr("coulomb/part3: no list"));
+}
+
+TEST_F(SplitRecording, TakeResultsAppendsAPartAndNeverReplacesAMeasurement) {
+  coulomb_lacking_ten();
+  // The part: the ten tests data/ lacks, and one it has, measured differently.
+  prepare("coulomb_h200", "update tests set median_ms = -1 where sequence = 5; "
+                          "delete from tests where sequence not between 100 and 109 and sequence <> 5");
+  fs::rename(dir_ / "out" / "coulomb_h200.db", dir_ / "out" / "coulomb_h200_part1.db");
+  // A part of another tuning (gemm at 128³ named as coulomb's) is refused.
+  prepare("gemm_cube128", "select 1");
+  fs::rename(dir_ / "out" / "gemm_cube128.db", dir_ / "out" / "coulomb_h200_part2.db");
+  const std::string before = read(dir_ / "data" / "coulomb_h200.db.gz");
+  std::string output = take("coulomb_h200_part1.db coulomb_h200_part2.db", 1);
+  EXPECT_THAT(output, HasSubstr("coulomb_h200_part1 appended to coulomb_h200: 200 -> 210 tests (10 tests appended"));
+  EXPECT_THAT(output, HasSubstr("coulomb_h200_part2 refused: it cannot be appended"));
+  EXPECT_THAT(output, HasSubstr("hold different tunings"));
+  EXPECT_FALSE(fs::exists(dir_ / "data" / "coulomb_h200_part1.db.gz")) << "a part is not kept on its own";
+  EXPECT_EQ(taken("select count(*) from tests"), "210");
+  EXPECT_EQ(taken("select count(distinct sequence) from tests"), "210");
+  EXPECT_EQ(taken("select count(*) from tests where median_ms = -1"), "0") << "data/'s measurement is kept";
+  EXPECT_EQ(taken("select count(distinct c.test_id) from counters c join tests t on t.id = c.test_id"), "210") << "the part's counters come along";
+  EXPECT_NE(read(dir_ / "data" / "coulomb_h200.db.gz"), before);
 }
 
 TEST(H200Recordings, AreCommittedCompressedAndEachAtMostTenMegabytes) {
