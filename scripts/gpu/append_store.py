@@ -7,7 +7,8 @@ For the parts of a space two GPUs recorded side by side (scripts/gpu/split_remai
 take_results): each test of SOURCE whose configuration TARGET lacks is appended, in SOURCE's
 order, after TARGET's last, with its counters. A configuration both hold keeps TARGET's test:
 measurements already taken are never replaced. Stores of different tunings (spec, device,
-backend or size) are refused, and nothing is written. Prints how many tests were appended."""
+backend or size) are refused, and nothing is written. Prints TARGET's tests before and after
+and how many were appended: "200 -> 210 tests (10 tests appended)"."""
 import sqlite3
 import sys
 
@@ -36,6 +37,7 @@ def main(target, source):
     copied = [c for c in columns if c not in ("id", "tuning_id", "sequence")]
     has_counters = all(con.execute(f"select 1 from {s}.sqlite_master where name = 'counters'").fetchone()
                        for s in ("main", "source"))
+    before = con.execute("select count(*) from tests where tuning_id = ?", (target_id,)).fetchone()[0]
     with con:
         next_sequence = con.execute("select coalesce(max(sequence), -1) + 1 from tests where tuning_id = ?",
                                     (target_id,)).fetchone()[0]
@@ -51,7 +53,8 @@ def main(target, source):
                 con.execute("insert into counters (test_id, name, value) select ?, name, value "
                             "from source.counters where test_id = ?", (cursor.lastrowid, source_test))
     kept = con.execute("select count(*) from source.tests where tuning_id = ?", (source_id,)).fetchone()[0] - len(rows)
-    print(f"{len(rows)} tests appended" + (f" ({kept} of the source's configurations were there already)" if kept else ""))
+    already = f"; {kept} of the source's configurations were there already" if kept else ""
+    print(f"{before} -> {before + len(rows)} tests ({len(rows)} tests appended{already})")
 
 
 if __name__ == "__main__":
