@@ -449,6 +449,25 @@ TEST_F(SplitRecording, TakeResultsAppendsAPartAndNeverReplacesAMeasurement) {
   EXPECT_NE(read(dir_ / "data" / "coulomb_h200.db.gz"), before);
 }
 
+TEST_F(SplitRecording, TakeResultsRefusesAPartWhoseCountersCameFromAnotherProfilerRange) {
+  // A store's counters all come from one profiler range (record.sh's steer_recording table):
+  // data/'s coulomb store says "kernel"; a part measured with the user range must not join it.
+  coulomb_lacking_ten();
+  prepare("coulomb_h200", "update steer_recording set value = 'user'; "
+                          "delete from tests where sequence not between 100 and 104");
+  fs::rename(dir_ / "out" / "coulomb_h200.db", dir_ / "out" / "coulomb_h200_part1.db");
+  // A timing-only part says the user range too, but has no counters to mix: it is appended.
+  prepare("coulomb_h200", "update steer_recording set value = 'user'; delete from counters; "
+                          "delete from tests where sequence not between 105 and 109");
+  fs::rename(dir_ / "out" / "coulomb_h200.db", dir_ / "out" / "coulomb_h200_part2.db");
+  const std::string output = take("coulomb_h200_part1.db coulomb_h200_part2.db", 1);
+  EXPECT_THAT(output, HasSubstr("coulomb_h200_part1 refused: it cannot be appended"));
+  EXPECT_THAT(output, HasSubstr("measured with the user profiler range"));
+  EXPECT_THAT(output, HasSubstr("coulomb_h200_part2 appended to coulomb_h200: 200 -> 205 tests (5 tests appended"));
+  EXPECT_EQ(taken("select count(*) from tests"), "205");
+  EXPECT_EQ(taken("select value from steer_recording where key = 'profiler_range'"), "kernel");
+}
+
 TEST(H200Recordings, AreCommittedCompressedAndEachAtMostTenMegabytes) {
   // Issue #4: the ground truth goes into the repository compressed, each recording at most
   // 10 MB, so that a clone stays small as the recordings grow (the largest, gemm_full's 20,000
