@@ -511,16 +511,45 @@ TEST(RecordingStatus, ListsEveryStoreAndWhatItsSpaceLacks) {
   const auto full = table.find("| gemm_full_h200");
   ASSERT_NE(full, std::string::npos) << table;
   EXPECT_THAT(table.substr(full, table.find('\n', full) - full), HasSubstr("| 205,216 (sample of 20,000) |"));
-  // The rest of a space is priced at the rate of tests measured as the latest were: DGEMM's
-  // first 2,112 tests had energy windows (about 0.5 s each), those since are timing only (about
-  // 0.1 s), and so will the rest be.
-  const auto dgemm = table.find("| dgemm_energy_h200 |");
-  ASSERT_NE(dgemm, std::string::npos) << table;
-  std::vector<std::string> cells;
-  std::istringstream row_cells(table.substr(dgemm, table.find('\n', dgemm) - dgemm));
-  for (std::string cell; std::getline(row_cells, cell, '|');) cells.push_back(cell);
-  ASSERT_GE(cells.size(), 11u) << table;
-  EXPECT_LT(std::stod(cells[10]), 0.2) << "seconds per test: " << cells[10];
+}
+
+TEST_F(GpuScripts, RecordingStatusPricesTheRestOfASpaceAtTheRateOfTestsMeasuredAsTheLatestWere) {
+  // A store's first tests had energy windows (5 s apart), the later ones, a run later, are
+  // timing only (1 s apart), and so will the rest of the space be: the 10 configurations it
+  // lacks cost 1 s each, not the mean over every test.
+  const std::string energy_then_timing =
+      "update tests set energy_joules_per_launch = case when sequence < 100 then 1.0 end, "
+      "energy_window_s = case when sequence < 100 then 0.5 end, "
+      "timestamp = case when sequence < 100 "
+      "then strftime('%Y-%m-%dT%H:%M:%SZ', '2026-12-01 10:00:00', '+' || (sequence * 5) || ' seconds') "
+      "else strftime('%Y-%m-%dT%H:%M:%SZ', '2026-12-01 11:00:00', '+' || (sequence - 100) || ' seconds') end "
+      "where status = 'ok'; delete from tests where sequence >= 200; "
+      "delete from counters where test_id not in (select id from tests)";
+  const fs::path data = dir_ / "status_data";
+  fs::create_directories(data);
+  const auto status_of = [&](const std::string& sql) {
+    prepare("coulomb_h200", sql);
+    EXPECT_EQ(std::system(("gzip -c '" + (dir_ / "out" / "coulomb_h200.db").string() + "' > '" +
+                           (data / "coulomb_h200.db.gz").string() + "'").c_str()), 0);
+    const fs::path output = dir_ / "status.txt";
+    const int status = std::system(("cd '" STEER_SOURCE_DIR "' && python3 scripts/recording_status.py --steer '" STEER_BINARY
+                                    "' --data '" + data.string() + "' > '" + output.string() + "' 2>&1").c_str());
+    EXPECT_EQ(WEXITSTATUS(status), 0) << read(output);
+    const std::string table = read(output);
+    const auto row = table.find("| coulomb_h200 |");
+    return row == std::string::npos ? table : table.substr(row, table.find('\n', row) - row);
+  };
+  EXPECT_THAT(status_of(energy_then_timing), HasSubstr("| 200 | 200 | 200 | 100 (100) | kernel | 4.478 ms | 1.00 | 10 s |"));
+  // The other way round, energy last: the rest costs what an energy test does.
+  const std::string timing_then_energy =
+      "update tests set energy_joules_per_launch = case when sequence >= 100 then 1.0 end, "
+      "energy_window_s = case when sequence >= 100 then 0.5 end, "
+      "timestamp = case when sequence < 100 "
+      "then strftime('%Y-%m-%dT%H:%M:%SZ', '2026-12-01 10:00:00', '+' || sequence || ' seconds') "
+      "else strftime('%Y-%m-%dT%H:%M:%SZ', '2026-12-01 11:00:00', '+' || ((sequence - 100) * 5) || ' seconds') end "
+      "where status = 'ok'; delete from tests where sequence >= 200; "
+      "delete from counters where test_id not in (select id from tests)";
+  EXPECT_THAT(status_of(timing_then_energy), HasSubstr("| 5.00 | 50 s |"));
 }
 
 }  // namespace
