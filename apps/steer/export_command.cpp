@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "steer/error.hpp"
+#include "steer/recording.hpp"
 #include "steer/store.hpp"
 
 namespace steer::cli {

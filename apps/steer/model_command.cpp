@@ -8,10 +8,9 @@
 #include <string>
 
 #include "commands.hpp"
-#include "recording_input.hpp"
 #include "steer/error.hpp"
 #include "steer/model.hpp"
-#include "steer/replay.hpp"
+#include "steer/recording.hpp"
 #include "steer/spec.hpp"
 
 namespace steer::cli {
@@ -33,7 +32,7 @@ struct ModelTrainArgs {
 int run_model_train(const ModelTrainArgs& args) {
   std::optional<Spec> spec;
   if (!args.spec.empty()) spec = load_spec(args.spec);
-  Recording recording = load_recording(args.data, spec ? &spec->space : nullptr, args.tuning);
+  Recording recording = Recording::load(args.data, {.definition = spec ? &spec->space : nullptr, .tuning = args.tuning, .only_with_counters = false});
   TrainingSet data = training_set(recording, args.data);
 
   TrainOptions options;

@@ -9,12 +9,12 @@
 #include <numeric>
 
 #include "commands.hpp"
-#include "recording_input.hpp"
 #include "steer/backend.hpp"
 #include "steer/counters.hpp"
 #include "steer/expert.hpp"
 #include "steer/model.hpp"
 #include "steer/objective.hpp"
+#include "steer/recording.hpp"
 #include "steer/searcher.hpp"
 #include "steer/spec.hpp"
 #include "steer/tuner.hpp"
@@ -80,7 +80,7 @@ int report_profile(const ProfileArgs& args, const Spec& spec, const Profiled& pr
 // --data: the recorded test of the configuration, analysed with the recorded GPU's facts.
 int run_recorded_profile(const ProfileArgs& args, const Spec& spec) {
   if (args.repeat != 1) throw Error("--repeat measures again, and with --data nothing is measured");
-  Recording recording = load_recording(args.data, &spec.space);
+  Recording recording = Recording::load(args.data, &spec.space);
   ConfigIndex config = 0;
   try {
     config = recording.space().index_of_key(args.config);

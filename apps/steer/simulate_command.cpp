@@ -4,17 +4,16 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <memory>
-#include <nlohmann/json.hpp>
+#include <sstream>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "commands.hpp"
-#include "recording_input.hpp"
 #include "steer/error.hpp"
 #include "steer/eval.hpp"
-#include "steer/replay.hpp"
+#include "steer/recording.hpp"
 #include "steer/spec.hpp"
 
 namespace steer::cli {
@@ -42,71 +41,8 @@ struct SimulateArgs {
   std::string trace;
 };
 
-// NaN (no run reached the target) becomes null, never a number.
-nlohmann::ordered_json number_or_null(double value) {
-  return std::isnan(value) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(value);
-}
-
 std::string cell(double value, int decimals) {
   return std::isnan(value) ? std::string("-") : fmt::format("{:.{}f}", value, decimals);
-}
-
-// A curve as columns: {"x": [...], "runs_with_valid": [...], "mean_best_ms": [...], "std_best_ms": [...]}.
-nlohmann::ordered_json curve_json(const std::vector<CurvePoint>& curve) {
-  nlohmann::ordered_json x = nlohmann::ordered_json::array(), runs = nlohmann::ordered_json::array(),
-                         mean = nlohmann::ordered_json::array(), std = nlohmann::ordered_json::array();
-  for (const CurvePoint& point : curve) {
-    x.push_back(point.x);
-    runs.push_back(point.runs_with_valid);
-    mean.push_back(point.runs_with_valid > 0 ? nlohmann::ordered_json(point.mean_best_ms) : nullptr);
-    std.push_back(point.runs_with_valid > 0 ? nlohmann::ordered_json(point.std_best_ms) : nullptr);
-  }
-  return {{"x", x}, {"runs_with_valid", runs}, {"mean_best_ms", mean}, {"std_best_ms", std}};
-}
-
-void print_json(const Evaluation& evaluation, const Recording& recording, const SimulateArgs& args,
-                std::size_t left_out) {
-  nlohmann::ordered_json searchers = nlohmann::ordered_json::array();
-  for (const SearcherEvaluation& e : evaluation.searchers) {
-    nlohmann::ordered_json searcher = {{"name", e.name},
-                                       {"mean_tests", number_or_null(e.mean_tests)},
-                                       {"median_tests", number_or_null(e.median_tests)},
-                                       {"p90_tests", number_or_null(e.p90_tests)},
-                                       {"failed_runs", e.failed_runs},
-                                       {"mean_time_s", number_or_null(e.mean_time_s)},
-                                       {"ratio_to_random", number_or_null(e.ratio_to_random.value_or(NAN))},
-                                       {"runs", e.runs}};
-    if (args.details) {  // what `steer report --simulation` plots
-      nlohmann::ordered_json to_target = nlohmann::ordered_json::array(), tests = nlohmann::ordered_json::array(),
-                             time_s = nlohmann::ordered_json::array();
-      for (const RunSummary& run : e.per_run) {
-        to_target.push_back(run.tests_to_target ? nlohmann::ordered_json(*run.tests_to_target) : nullptr);
-        tests.push_back(run.tests);
-        time_s.push_back(run.time_s);
-      }
-      searcher["run_tests_to_target"] = to_target;
-      searcher["run_tests"] = tests;
-      searcher["run_time_s"] = time_s;
-      searcher["curve_by_test"] = curve_json(e.by_test);
-      searcher["curve_by_time"] = curve_json(e.by_time);
-    }
-    searchers.push_back(std::move(searcher));
-  }
-  nlohmann::ordered_json report = {{"best_time", evaluation.best_ms},
-                                   {"configs", evaluation.configs},
-                                   {"valid", evaluation.valid},
-                                   {"searchers", searchers},
-                                   {"kernel", recording.kernel()},
-                                   {"device", recording.device()},
-                                   {"data", args.data},
-                                   {"target", args.target},
-                                   {"target_time", evaluation.target_ms},
-                                   {"runs", args.runs},
-                                   {"budget", args.budget ? nlohmann::ordered_json(*args.budget) : nullptr},
-                                   {"seed", args.seed},
-                                   {"repetitions", args.repetitions}};
-  if (args.with_counters) report["left_out_without_counters"] = left_out;
-  fmt::print("{}\n", report.dump(2));
 }
 
 void print_table(const Evaluation& evaluation, const Recording& recording, const SimulateArgs& args,
@@ -130,43 +66,13 @@ void print_table(const Evaluation& evaluation, const Recording& recording, const
   }
 }
 
-// Long format, one row per searcher, axis and point: easy to plot with pandas or matplotlib.
-void write_curves(const Evaluation& evaluation, const std::string& file) {
+// Writes `file` with `write`, naming the file when it cannot be written.
+template <typename Write>
+void write_file(const std::string& file, const char* what, Write&& write) {
   std::ofstream out(file);
-  if (!out) throw Error(fmt::format("cannot write the curves to '{}'", file));
-  out << "searcher,axis,x,runs_with_valid,mean_best_ms,std_best_ms\n";
-  for (const SearcherEvaluation& e : evaluation.searchers) {
-    for (const auto& [axis, curve] : {std::pair{"tests", &e.by_test}, std::pair{"time_s", &e.by_time}}) {
-      for (const CurvePoint& point : *curve) {
-        out << fmt::format("{},{},{},{},{},{}\n", e.name, axis, point.x, point.runs_with_valid, point.mean_best_ms,
-                           point.std_best_ms);
-      }
-    }
-  }
-  if (!out.flush()) throw Error(fmt::format("cannot write the curves to '{}'", file));
-}
-
-// One row per test of every run: where each searcher went, e.g. to see what the runs that
-// took long profiled first. The configuration key is quoted (it holds commas).
-void write_trace(const Evaluation& evaluation, const Recording& recording, const SimulateArgs& args) {
-  std::ofstream out(args.trace);
-  if (!out) throw Error(fmt::format("cannot write the trace to '{}'", args.trace));
-  out << "searcher,run,seed,test,with_counters,status,runtime_ms,well_performing,config\n";
-  for (const SearcherEvaluation& e : evaluation.searchers) {
-    for (std::size_t r = 0; r < e.per_run.size(); ++r) {
-      const RunSummary& run = e.per_run[r];
-      for (std::size_t t = 0; t < run.tested.size(); ++t) {
-        const ConfigIndex config = run.tested[t];
-        const double runtime = recording.runtime_ms(config);
-        const bool ok = recording.status(config) == Status::Ok;
-        out << fmt::format("{},{},{},{},{},{},{},{},\"{}\"\n", e.name, r, args.seed + r, t + 1,
-                           run.with_counters[t] ? 1 : 0, to_string(recording.status(config)),
-                           ok ? fmt::format("{}", runtime) : std::string(),
-                           ok && runtime <= evaluation.target_ms ? 1 : 0, recording.space().key(config));
-      }
-    }
-  }
-  if (!out.flush()) throw Error(fmt::format("cannot write the trace to '{}'", args.trace));
+  if (!out) throw Error(fmt::format("cannot write the {} to '{}'", what, file));
+  write(out);
+  if (!out.flush()) throw Error(fmt::format("cannot write the {} to '{}'", what, file));
 }
 
 int run_simulate(const SimulateArgs& args) {
@@ -174,8 +80,9 @@ int run_simulate(const SimulateArgs& args) {
   if (!args.spec.empty()) spec = load_spec(args.spec);
   // Any recording `steer import` reads, or a results store (.db, .db.gz).
   std::size_t left_out = 0;
-  Recording recording = load_recording(args.data, spec ? &spec->space : nullptr, {},
-                                       args.with_counters ? RecordedTests::WithCounters : RecordedTests::All, &left_out);
+  Recording recording = Recording::load(args.data,
+                                       {.definition = spec ? &spec->space : nullptr, .tuning = {}, .only_with_counters = args.with_counters},
+                                       &left_out);
 
   EvaluationOptions options;
   options.simulation.target = args.target;
@@ -198,10 +105,26 @@ int run_simulate(const SimulateArgs& args) {
   }
   Evaluation evaluation = evaluate(recording, args.searchers, options);
 
-  if (!args.curves.empty()) write_curves(evaluation, args.curves);
-  if (!args.trace.empty()) write_trace(evaluation, recording, args);
+  if (!args.curves.empty()) {
+    write_file(args.curves, "curves", [&](std::ostream& out) { write_convergence_csv(out, evaluation); });
+  }
+  if (!args.trace.empty()) {
+    write_file(args.trace, "trace", [&](std::ostream& out) { write_trace_csv(out, evaluation, recording, args.seed); });
+  }
   if (args.json) {
-    print_json(evaluation, recording, args, left_out);
+    SimulationReport report{.data = args.data,
+                            .kernel = recording.kernel(),
+                            .device = recording.device(),
+                            .target = args.target,
+                            .runs = args.runs,
+                            .seed = args.seed,
+                            .budget = args.budget,
+                            .repetitions = args.repetitions,
+                            .left_out_without_counters = args.with_counters ? std::optional(left_out) : std::nullopt,
+                            .evaluation = std::move(evaluation)};
+    std::ostringstream text;
+    write_simulation_json(text, report, args.details);
+    fmt::print("{}", text.str());
   } else {
     print_table(evaluation, recording, args, left_out);
   }

@@ -9,10 +9,11 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "recording/csv.hpp"
 #include "steer/error.hpp"
 #include "steer/space.hpp"
 #include "steer/spec.hpp"
-#include "store/formats.hpp"  // store_detail::to_json: a Value as JSON, as the store writes it
+#include "store/result_json.hpp"  // store_detail::to_json: a Value as JSON, as the store writes it
 
 namespace steer::cli {
 namespace {
@@ -103,14 +104,6 @@ void print_summary_json(const Spec& spec, const std::string& file, const Space& 
   fmt::print("{}\n", report.dump(2));
 }
 
-// RFC 4180: a field holding a comma, quote or line break is quoted, quotes doubled.
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
 // Collects output in memory and writes it in big blocks; call flush() at the end.
 class BufferedOutput {
  public:
@@ -139,10 +132,10 @@ void list_configurations(const Space& space, bool as_json) {
   std::string header;
   for (std::size_t p = 0; p < parameters.size(); ++p) {
     for (const Value& value : parameters[p].values) {
-      cells[p].push_back(as_json ? store_detail::to_json(value).dump() : csv_field(value.to_string()));
+      cells[p].push_back(as_json ? store_detail::to_json(value).dump() : csv::field(value.to_string()));
     }
     if (p != 0) header += ',';
-    header += as_json ? nlohmann::ordered_json(parameters[p].name).dump() : csv_field(parameters[p].name);
+    header += as_json ? nlohmann::ordered_json(parameters[p].name).dump() : csv::field(parameters[p].name);
   }
   BufferedOutput out;
   out.append(as_json ? fmt::format("{{\"parameters\": [{}],\n\"configurations\": [", header) : header + "\n");

@@ -12,23 +12,10 @@
 
 #include "steer/error.hpp"
 #include "steer/result.hpp"
-#include "steer/spec.hpp"
+#include "steer/device.hpp"
+#include "steer/types.hpp"
 
 namespace steer {
-
-struct DeviceInfo {
-  std::string backend;  // "cuda", "opencl", "replay"
-  std::string name;     // "NVIDIA H200", "pthread-skylake-..."
-  std::string vendor;
-  int compute_capability_major = 0, compute_capability_minor = 0;  // CUDA only
-  int multiprocessors = 0;
-  std::size_t global_memory_bytes = 0;
-  std::size_t max_shared_memory_per_block = 0;
-  int max_threads_per_block = 0;
-  std::string driver_version;
-  // A CPU device (e.g. PoCL): its kernels use the cores the compilers would use.
-  bool runs_on_host_cores = false;
-};
 
 // A host buffer or scalar argument, already initialised.
 struct HostArgument {

@@ -7,36 +7,25 @@
 //   steer::Evaluation e = steer::evaluate(recording, {"random", "exhaustive"}, options);
 //   e.searchers[0].mean_tests;
 #include <cstdint>
+#include <filesystem>
+#include <iosfwd>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "steer/objective.hpp"
-#include "steer/replay.hpp"
+#include "steer/recording.hpp"
 #include "steer/searcher.hpp"
+#include "steer/tuner.hpp"
 
 namespace steer {
-
-// What one simulated test costs: compile time + runtime x repetitions, plus, when counters
-// are asked for, the recorded time of collecting them (Result::profiling_ms of a recording
-// made with counters) or else profiling_passes x (runtime + pass_overhead_ms) (CUPTI replays
-// the kernel once per pass, ~12.5 ms of overhead each on the H200: docs/h200.md), plus the energy
-// window when energy is asked for. Failed tests cost their compile time; a Skipped test
-// (not in the recording, or recorded as removed by a constraint) costs nothing.
-struct CostModel {
-  int repetitions = 1;            // timed launches per test; Kernel Tuner's simulations count one
-  int profiling_passes = 5;       // the full counter set on the H200
-  double pass_overhead_ms = 12.5;
-};
-double test_cost_ms(const Recording& recording, ConfigIndex config, const MeasureRequest& measure,
-                    const CostModel& cost);
 
 struct SimulationOptions {
   double target = 1.1;                  // well-performing: runtime <= target x the best valid runtime
   std::optional<std::uint64_t> budget;  // tests per run; unset: the whole space
-  // Proposals asked for at a time, as the loop does with its compile-ahead window (TuneOptions:
-  // 2 x compile threads, or 1 without compiling ahead). 1 is a strictly sequential search.
+  // Proposals asked for at a time (TuneOptions::window): what the loop asks for with its
+  // compile-ahead window on a device. 1 is a strictly sequential search.
   std::size_t ahead = 1;
   CostModel cost;
 };
@@ -56,10 +45,9 @@ struct SimulatedRun {
   std::vector<Improvement> improvements;        // best-so-far, a step function
 };
 
-// One run, driving `searcher` exactly as steer::tune does (same proposal window, "empty while
-// results are pending means wait", same stop rules) against the recording, stopping at the
-// first well-performing configuration or when the budget is spent (a recording without a
-// valid configuration never reaches the target). Calls searcher.start().
+// One run of steer::tune with a ReplayExecutor: `searcher` over the recording's space,
+// stopping at the first well-performing configuration or when the budget is spent (a
+// recording without a valid configuration never reaches the target). Calls searcher.start().
 SimulatedRun simulate_run(const Recording& recording, Searcher& searcher, const SimulationOptions& options);
 
 // Statistics of tests-to-target over the runs that reached the target; NaN for no runs.
@@ -151,5 +139,56 @@ std::map<std::string, std::string> settings_for(const std::string& searcher,
 // searcher or a recording without a valid configuration.
 Evaluation evaluate(const Recording& recording, const std::vector<std::string>& searchers,
                     const EvaluationOptions& options);
+
+// ---- Simulations as files (steer simulate writes them, steer report reads them) --------
+
+// An evaluation and what it was run on.
+struct SimulationReport {
+  std::string data;                  // the recording simulated on
+  std::string kernel, device;
+  double target = 1.1;
+  std::uint64_t runs = 0, seed = 1;
+  std::optional<std::uint64_t> budget;
+  int repetitions = 1;
+  std::optional<std::size_t> left_out_without_counters;  // steer simulate --with-counters
+  Evaluation evaluation;
+};
+
+// JSON: the summary per searcher; with `details`, also every run's tests to the target
+// and the best-so-far curves (what steer report plots). NaN is written as null.
+void write_simulation_json(std::ostream& out, const SimulationReport& simulation, bool details);
+// Reads what write_simulation_json wrote with details. Throws Error naming the file and
+// what it lacks.
+SimulationReport read_simulation_json(const std::filesystem::path& file);
+// The best-so-far curves in long format: searcher,axis,x,runs_with_valid,mean_best_ms,std_best_ms.
+void write_convergence_csv(std::ostream& out, const Evaluation& evaluation);
+// Every test of every run (needs EvaluationOptions::keep_routes): searcher, run, seed,
+// test, with_counters, status, runtime_ms, well_performing, config. Run r used seed + r.
+void write_trace_csv(std::ostream& out, const Evaluation& evaluation, const Recording& recording,
+                     std::uint64_t seed);
+
+// ---- Reports (steer report) --------------------------------------------------------------
+
+// What a report shows: a recorded space (the file and the recording laid over its own
+// space), a simulation, or both.
+struct ReportInput {
+  std::string source;                              // the recording's file, as named to the user
+  const ImportedRecording* imported = nullptr;     // with recording
+  const Recording* recording = nullptr;
+  const SimulationReport* simulation = nullptr;
+};
+
+struct ReportOptions {
+  std::filesystem::path out;               // created
+  std::string title;                       // empty: kernel on device
+  std::optional<std::size_t> bins;         // of the runtime histogram (runtime_histogram)
+  bool plots = true;                       // draw PNG and SVG with scripts/report/plot_report.py
+  std::string python;                      // interpreter with matplotlib; empty: python3 on PATH
+};
+
+// Writes the data behind every plot as CSV, summary tables, index.html and, with plots,
+// the plots (Python and matplotlib draw them; C++ computes everything). Returns how many
+// plots it describes. Throws Error naming what could not be written or run.
+std::size_t write_report(const ReportInput& input, const ReportOptions& options);
 
 }  // namespace steer

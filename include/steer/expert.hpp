@@ -16,26 +16,9 @@
 #include <string_view>
 
 #include "steer/counters.hpp"
+#include "steer/device.hpp"
 
 namespace steer {
-
-struct DeviceInfo;  // steer/backend.hpp
-
-// What the analysis needs to know about the GPU that produced the counters.
-struct DeviceFacts {
-  int sm_count = 0;
-  ComputeCapability compute_capability;
-  // The family whose conventions the counters follow: issue utilisation over one issue
-  // path (PreVolta) or two, and LOC_O as an overhead percentage (PreVolta) or sectors.
-  CounterFamily family = CounterFamily::VoltaPlus;
-};
-
-// The facts of a device a backend reports; the family is the one its CUPTI provides.
-DeviceFacts device_facts(const DeviceInfo& device);
-
-// FP32 cores per SM for a compute capability (3.0 to 12.1). Throws CounterError for a
-// capability not in the table: a guess would silently skew b_paral.
-int fp32_cores_per_sm(ComputeCapability capability);
 
 struct ExpertOptions {
   // inst_reaction r: instruction bottlenecks at or below r ask for no change (eq. 11).

@@ -30,7 +30,7 @@
 
 namespace steer {
 
-class Recording;  // steer/replay.hpp
+class Recording;  // steer/recording.hpp
 
 // A model file that cannot be read, or a model that does not fit a space (a parameter the
 // space lacks, a string value the model never saw).
@@ -46,11 +46,6 @@ enum class ModelKind {
 };
 const char* to_string(ModelKind kind) noexcept;  // "lsq", "tree", "forest"
 std::optional<ModelKind> model_kind_from_string(std::string_view text) noexcept;
-
-// The GPUs whose SM count and compute capability Steer knows by name ("NVIDIA GeForce RTX
-// 2080 Ti", "GeForce GTX 1070", "NVIDIA H200", ...): recordings name their device but not
-// its facts. nullopt for a name not in the table. The family is the one its CUPTI reports.
-std::optional<DeviceFacts> known_device_facts(std::string_view device_name);
 
 // Where a model's training data came from.
 struct ModelProvenance {

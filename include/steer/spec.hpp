@@ -9,16 +9,10 @@
 #include <vector>
 
 #include "steer/space.hpp"
+#include "steer/types.hpp"
 #include "steer/value.hpp"
 
 namespace steer {
-
-enum class Language { Cuda, OpenCL };
-const char* to_string(Language language) noexcept;
-
-enum class ElementType { F32, F64, I32, U32, I64, U64, I8, U8 };
-std::size_t size_of(ElementType type) noexcept;
-const char* to_string(ElementType type) noexcept;  // "float", "double", "int32", ...
 
 // How a buffer is filled before each launch.
 struct Initialiser {

@@ -1,7 +1,6 @@
 #pragma once
 // The results store: every finished test, committed as it is produced, in one SQLite file
-// that survives the tuner being killed; and the recording formats of other tools
-// (KTT JSON, Kernel Tuner cache, T4) and of Steer itself, to import and export.
+// that survives the tuner being killed. Recording formats: steer/recording.hpp.
 //
 //   steer::Store store = steer::Store::open("results.db");
 //   std::int64_t tuning = store.tuning({"gemm", spec.hash, "NVIDIA H200", "cuda", "N=4096"});
@@ -86,73 +85,5 @@ class Store {
   explicit Store(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
-
-// ---- Recordings: import ---------------------------------------------------------------
-
-enum class RecordingFormat {
-  Ktt,               // KTT 2.x JSON output: Metadata + Results[].Configuration[{Name, Value}]
-  KernelTunerCache,  // Kernel Tuner cache file: tune_params_keys + cache{"v1,v2,...": {...}}
-  T4,                // the shared autotuning results format: results[].configuration{}
-  Steer,             // Steer JSON (export_steer_json): every Result field
-};
-const char* to_string(RecordingFormat format) noexcept;  // "ktt", "kerneltuner", "t4", "steer"
-
-// A tuning parameter of a recording and the values it takes there, enough to rebuild
-// a Space: the declared value list where the format has one (Kernel Tuner), otherwise
-// the distinct values found in the results, ascending.
-struct RecordedParameter {
-  std::string name;
-  std::vector<Value> values;
-};
-
-struct ImportedRecording {
-  RecordingFormat format = RecordingFormat::Ktt;
-  std::string device;
-  std::string kernel;        // kernel (or spec) name
-  std::string problem_size;  // as text; empty when the format does not record it (KTT)
-  std::string backend;       // "cuda", "opencl"; empty when not recorded
-  std::string spec_hash;     // Steer recordings only
-  std::vector<RecordedParameter> parameters;  // in configuration order
-  std::vector<Result> results;                // in the order of the file
-};
-
-// Reads a recording in any of the formats above, detected by content, or one tuning of a
-// Steer results store (SQLite); gzip-compressed files are read transparently. Times become
-// milliseconds, failures statuses, counters and other per-configuration measurements
-// Result::counters (the mapping of each format is described at the top of
-// src/store/import_<format>.cpp). A store with several tunings needs `tuning` (the error
-// lists them); `tuning` on a recording file is an Error. Throws StoreError naming the file
-// and what is wrong.
-ImportedRecording import_recording(const std::filesystem::path& file, std::optional<std::int64_t> tuning = {});
-
-// One Result per configuration, in order of first appearance, for recordings that test a
-// configuration more than once (KTT's profile-based searcher runs configurations again to
-// profile them, so their counters are only on the repeat). A configuration's valid runs
-// pool their timing samples (statistics recomputed) and counters (the first value of a
-// name wins); its other fields are those of its first valid run, or of its first run if
-// none was valid. Results of configurations tested once are returned unchanged.
-std::vector<Result> merge_repeated_tests(std::span<const Result> results);
-
-// The name under which a counter recorded by another tool is stored. Identity for now
-// (hardware names as recorded); the place to map them to canonical abbreviations.
-std::string recorded_counter_name(std::string_view raw_name);
-
-// ---- Recordings: export ---------------------------------------------------------------
-
-enum class ExportFormat {
-  Csv,   // one row per test: parameters, status, times, errors, then one column per counter
-  T4,    // T4 JSON (schema_version 1.0.0), for other autotuning tools
-  Json,  // Steer JSON: full fidelity, imports back to equal Results
-  KernelTuner,  // Kernel Tuner cache file, for Kernel Tuner's simulation mode (and import back)
-};
-// csv, t4, json, kerneltuner
-std::optional<ExportFormat> export_format_from_string(std::string_view name) noexcept;
-
-void export_csv(std::ostream& out, std::span<const Result> results);
-void export_t4(std::ostream& out, const TuningKey& tuning, std::span<const Result> results);
-void export_steer_json(std::ostream& out, const TuningKey& tuning, std::span<const Result> results);
-void export_kernel_tuner(std::ostream& out, const TuningKey& tuning, std::span<const Result> results);
-void export_results(std::ostream& out, ExportFormat format, const TuningKey& tuning,
-                    std::span<const Result> results);
 
 }  // namespace steer

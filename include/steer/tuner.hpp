@@ -1,15 +1,27 @@
 #pragma once
-// The tuning loop: a searcher proposes, the backend compiles (ahead, on a thread pool),
-// runs, times and validates, the store keeps every finished test, the searcher observes.
+// The tuning loop: a searcher proposes, an executor prepares (ahead, on a thread pool) and
+// runs each test, the store keeps every finished test, the searcher observes. The same loop
+// tunes on a device (DeviceExecutor: compile, time, validate) and replays a recording on a
+// simulated clock (ReplayExecutor), so a simulation is a tuning run in every respect but
+// where its measurements come from.
+//
+//   steer::DeviceExecutor device(spec, space, backend, "h200");
+//   steer::TuneSummary summary = steer::tune(space, device, *searcher, &store, options);
+//
+//   steer::Recording recording = steer::Recording::load("pnpoly.ktt.json.gz");
+//   steer::ReplayExecutor replay(recording);
+//   steer::tune(recording.space(), replay, *searcher, nullptr, options);
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "steer/backend.hpp"
 #include "steer/objective.hpp"
+#include "steer/recording.hpp"
 #include "steer/result.hpp"
 #include "steer/searcher.hpp"
 #include "steer/space.hpp"
@@ -40,6 +52,12 @@ struct TuneOptions {
   // a device that runs on the host's cores (PoCL) compiles inline instead: compiling
   // beside it would slow its kernels and make their timings noisy.
   bool compile_ahead = true;
+  // Proposals asked for ahead of the test that runs (the compile-ahead window). 0: twice the
+  // compile threads when compiling ahead, else 1 (a strictly sequential search).
+  std::size_t window = 0;
+  // Keep every test in TuneSummary::results. A simulation that runs a searcher thousands
+  // of times turns it off and reads each test in on_test.
+  bool keep_results = true;
   std::atomic<bool>* interrupt = nullptr;  // set (e.g. by SIGINT) to stop after the current test
   // Called after every test with the result and the loop's running totals.
   std::function<void(const Result&, const struct TuneProgress&)> on_test;
@@ -52,8 +70,9 @@ struct TuneProgress {
   std::uint64_t valid = 0;
   std::uint64_t resumed = 0;        // served from the store, not run again
   std::optional<std::uint64_t> planned;  // tests the stop conditions allow, when known
-  double elapsed_s = 0;
+  double elapsed_s = 0;              // on the executor's clock (simulated for a replay)
   std::optional<Result> best;
+  MeasureRequest measured;          // what the latest test was asked to measure
 };
 
 struct TuneSummary {
@@ -62,7 +81,8 @@ struct TuneSummary {
   bool compiled_ahead = false;      // whether the compile pool ran (see TuneOptions::compile_ahead)
   std::string stop_reason;
   // Wall time, split: setup (load, reference), waiting for compiles, running, validating,
-  // and the framework's own overhead (searcher, store, bookkeeping).
+  // and the framework's own overhead (searcher, store, bookkeeping). For a replay wall_s is
+  // the simulated clock's and the split is of the real time the replay took.
   double wall_s = 0, setup_s = 0, compile_wait_s = 0, run_s = 0, validation_s = 0, overhead_s = 0;
   double compile_cpu_s = 0;         // total compiler time, much of it hidden by compiling ahead
   double median_overhead_ms = 0;    // framework time per test (not compile, run or validation)
@@ -85,9 +105,109 @@ struct TuneSummary {
   std::vector<Result> results;      // every test, in order
 };
 
-// Tunes `spec` on `backend`. With a store, every finished test is committed as it
-// completes, and configurations the store already holds for the same spec, device and
-// size are served from it instead of being run again (resume).
+// ---- Executors: what a test runs on ----------------------------------------------------
+
+// What the store and the summary need to know about a run: the device, the spec it tunes
+// and the problem size.
+struct ExecutorInfo {
+  DeviceInfo device;
+  std::string spec_name, spec_hash;  // the store's key (TuningKey)
+  std::string problem_size;          // name
+  std::optional<double> flops;       // per launch at this size, for work-rate objectives
+};
+
+// A configuration made ready to run (compiled, for a device), owned by its executor.
+class PreparedTest {
+ public:
+  virtual ~PreparedTest() = default;
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual const ExecutorInfo& info() const = 0;
+  // Once, before the first test (a device loads the program and computes the reference
+  // outputs). Throws Error when the run cannot start.
+  virtual void start(const RunOptions& run) = 0;
+  // Thread-safe: runs on the compile pool ahead of the test. Never throws for a property of
+  // the configuration (a compile error, a launch geometry that fails): run() reports it.
+  virtual std::unique_ptr<PreparedTest> prepare(ConfigIndex config) = 0;
+  // Runs one test: `run.measure` says what to measure besides timing. Returns the finished
+  // Result (configuration, status, times, counters, energy, validation); warnings said once
+  // per run (a metric the device lacks) go to `warnings`.
+  virtual Result run(ConfigIndex config, PreparedTest& prepared, const RunOptions& run,
+                     std::vector<std::string>& warnings) = 0;
+  // Seconds since start(): the wall clock on a device, the simulated clock of a replay.
+  virtual double clock_s() const = 0;
+  // Whether prepare() is worth running ahead on a pool (compiling is; a replay's is free).
+  virtual bool prepares_ahead() const { return true; }
+};
+
+// Tests on a device through a Backend: the spec resolved for one problem size, compiled
+// on the pool, launched, timed and validated against the spec's reference.
+class DeviceExecutor final : public Executor {
+ public:
+  // `size`: a problem size of the spec; empty: its default. Throws SpecError.
+  DeviceExecutor(const Spec& spec, const Space& space, Backend& backend, const std::string& size = {});
+  ~DeviceExecutor() override;
+  const ExecutorInfo& info() const override { return info_; }
+  void start(const RunOptions& run) override;
+  std::unique_ptr<PreparedTest> prepare(ConfigIndex config) override;
+  Result run(ConfigIndex config, PreparedTest& prepared, const RunOptions& run,
+             std::vector<std::string>& warnings) override;
+  double clock_s() const override;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  ExecutorInfo info_;
+};
+
+// What one replayed test costs on the simulated clock: compile time + runtime x
+// repetitions, plus, when counters are asked for, the recorded time of collecting them
+// (Result::profiling_ms of a recording made with counters) or else profiling_passes x
+// (runtime + pass_overhead_ms) (CUPTI replays the kernel once per pass; about 12.5 ms of
+// overhead a pass on the H200, docs/counters.md), plus the energy window when energy is
+// asked for. Failed tests cost their compile time; a Skipped test (not in the recording, or
+// recorded as removed by a constraint) costs nothing.
+struct CostModel {
+  int repetitions = 1;            // timed launches per test; Kernel Tuner's simulations count one
+  int profiling_passes = 5;       // the full counter set on the H200
+  double pass_overhead_ms = 12.5;
+};
+double test_cost_ms(const Recording& recording, ConfigIndex config, const MeasureRequest& measure,
+                    const CostModel& cost);
+
+// Replays a Recording: each test returns the recorded Result of its configuration (for one
+// the recording lacks, status Skipped "not in the recording", never invented values), and
+// advances a simulated clock by test_cost_ms. What a test is asked to measure cannot be
+// honoured after the fact; it is charged, not invented. The Recording must outlive it, and
+// the loop must tune over recording.space().
+class ReplayExecutor final : public Executor {
+ public:
+  explicit ReplayExecutor(const Recording& recording, CostModel cost = {});
+  const ExecutorInfo& info() const override { return info_; }
+  void start(const RunOptions&) override { clock_ms_ = 0; }
+  std::unique_ptr<PreparedTest> prepare(ConfigIndex config) override;
+  Result run(ConfigIndex config, PreparedTest& prepared, const RunOptions& run,
+             std::vector<std::string>& warnings) override;
+  double clock_s() const override { return clock_ms_ / 1e3; }
+  bool prepares_ahead() const override { return false; }
+
+ private:
+  const Recording& recording_;
+  CostModel cost_;
+  ExecutorInfo info_;
+  double clock_ms_ = 0;
+};
+
+// Tunes over `space` with `executor`. With a store, every finished test is committed as it
+// completes, and configurations the store already holds for the same spec, device and size
+// are served from it instead of being run again (resume).
+TuneSummary tune(const Space& space, Executor& executor, Searcher& searcher, Store* store,
+                 const TuneOptions& options);
+
+// Tunes `spec` on `backend`: tune() with a DeviceExecutor for options.size.
 TuneSummary tune(const Spec& spec, const Space& space, Backend& backend, Searcher& searcher,
                  Store* store, const TuneOptions& options);
 

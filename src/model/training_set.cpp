@@ -1,4 +1,4 @@
-// Training rows from a recording, model kinds by name, and the GPUs known by name.
+// Training rows from a recording, and model kinds by name.
 #include <fmt/format.h>
 
 #include <array>
@@ -7,34 +7,10 @@
 #include <map>
 
 #include "steer/model.hpp"
-#include "steer/replay.hpp"
+#include "steer/recording.hpp"
 
 namespace steer {
 namespace {
-
-struct KnownDevice {
-  std::string_view name;  // matched as a substring of the device name, first match wins
-  int sm_count;
-  ComputeCapability capability;
-};
-
-// Longer names first where one contains another ("RTX 2080 Ti" before "RTX 2080").
-// Figures: NVIDIA's product specifications (SM counts) and the CUDA programming guide.
-constexpr std::array kKnownDevices{
-    KnownDevice{"GTX 1070 Ti", 19, {6, 1}},   KnownDevice{"GTX 1070", 15, {6, 1}},
-    KnownDevice{"GTX 1080 Ti", 28, {6, 1}},   KnownDevice{"GTX 1080", 20, {6, 1}},
-    KnownDevice{"GTX 980", 16, {5, 2}},       KnownDevice{"GTX TITAN X", 24, {5, 2}},
-    KnownDevice{"Tesla P100", 56, {6, 0}},    KnownDevice{"Tesla V100", 80, {7, 0}},
-    KnownDevice{"TITAN V", 80, {7, 0}},       KnownDevice{"RTX 2080 Ti", 68, {7, 5}},
-    KnownDevice{"RTX 2080 SUPER", 48, {7, 5}}, KnownDevice{"RTX 2080", 46, {7, 5}},
-    KnownDevice{"RTX 2070", 36, {7, 5}},      KnownDevice{"Tesla T4", 40, {7, 5}},
-    KnownDevice{"A100", 108, {8, 0}},         KnownDevice{"A30", 56, {8, 0}},
-    KnownDevice{"RTX 3090", 82, {8, 6}},      KnownDevice{"RTX 3080", 68, {8, 6}},
-    KnownDevice{"RTX A4000", 48, {8, 6}},     KnownDevice{"A40", 84, {8, 6}},
-    KnownDevice{"RTX 4090", 128, {8, 9}},     KnownDevice{"L40", 142, {8, 9}},
-    KnownDevice{"H100 PCIe", 114, {9, 0}},    KnownDevice{"H100", 132, {9, 0}},
-    KnownDevice{"H200", 132, {9, 0}},
-};
 
 // A tuning-parameter value as a model feature: numbers as they are, strings by position.
 double feature_of(const Parameter& parameter, const Value& value) {
@@ -59,15 +35,6 @@ const char* to_string(ModelKind kind) noexcept {
 std::optional<ModelKind> model_kind_from_string(std::string_view text) noexcept {
   for (ModelKind kind : {ModelKind::LeastSquares, ModelKind::Tree, ModelKind::Forest}) {
     if (text == to_string(kind)) return kind;
-  }
-  return std::nullopt;
-}
-
-std::optional<DeviceFacts> known_device_facts(std::string_view device_name) {
-  for (const KnownDevice& device : kKnownDevices) {
-    if (device_name.find(device.name) != std::string_view::npos) {
-      return DeviceFacts{device.sm_count, device.capability, counter_family_for(device.capability)};
-    }
   }
   return std::nullopt;
 }

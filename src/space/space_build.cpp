@@ -12,7 +12,7 @@
 #include <numeric>
 #include <tuple>
 
-#include "space/expression.hpp"
+#include "expression/expression.hpp"
 #include "space/space_impl.hpp"
 #include "steer/error.hpp"
 

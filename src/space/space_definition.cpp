@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "space/expression.hpp"
+#include "expression/expression.hpp"
 #include "steer/error.hpp"
 #include "steer/space.hpp"
 

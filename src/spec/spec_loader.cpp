@@ -10,7 +10,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "space/expression.hpp"
+#include "expression/expression.hpp"
 #include "spec/spec_readers.hpp"
 
 namespace steer {

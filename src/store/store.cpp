@@ -40,7 +40,7 @@
 #include <fmt/core.h>
 #include <unordered_map>
 
-#include "store/formats.hpp"
+#include "store/result_json.hpp"
 #include "store/sqlite.hpp"
 
 namespace steer {

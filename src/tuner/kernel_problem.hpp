@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "space/expression.hpp"
+#include "expression/expression.hpp"
 #include "steer/backend.hpp"
 #include "steer/space.hpp"
 #include "steer/spec.hpp"

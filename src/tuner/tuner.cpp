@@ -1,4 +1,4 @@
-// The tuning loop. One thread drives the device; a pool compiles proposals ahead.
+// The tuning loop. One thread drives the executor; a pool prepares (compiles) proposals ahead.
 #include "steer/tuner.hpp"
 
 #include <fmt/format.h>
@@ -12,11 +12,8 @@
 #include <numeric>
 #include <unordered_map>
 
-#include "measure/validation.hpp"
 #include "steer/error.hpp"
-#include "steer/reference.hpp"
 #include "steer/store.hpp"
-#include "tuner/kernel_problem.hpp"
 #include "tuner/thread_pool.hpp"
 
 namespace steer {
@@ -26,15 +23,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-std::string utc_timestamp() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
 }
 
 double median(std::vector<double> values) {
@@ -47,74 +35,18 @@ double median(std::vector<double> values) {
   return (lower + upper) / 2;
 }
 
-struct CompileOutcome {
-  std::unique_ptr<CompiledKernel> kernel;
-  std::string error;  // compiler log when kernel is null
-  double compile_ms = 0;
-};
-
 // One proposal on its way through the pipeline.
 struct Pending {
   Proposal proposal;
   std::optional<Result> cached;             // served from the store (resume)
   std::optional<Result> replaced;           // the store's test, which lacks what is asked for now
-  std::optional<KernelInstance> instance;   // empty when the geometry failed to evaluate
-  std::string instance_error;
-  std::future<CompileOutcome> compiled;     // valid when compiled ahead
+  std::future<std::unique_ptr<PreparedTest>> prepared;  // valid when prepared ahead
 };
-
-CompileOutcome compile_instance(Backend& backend, const KernelInstance& instance) {
-  CompileOutcome outcome;
-  auto start = Clock::now();
-  try {
-    outcome.kernel = backend.compile(instance);
-  } catch (const CompileError& e) {
-    outcome.error = e.what();
-  } catch (const std::exception& e) {
-    outcome.error = fmt::format("compilation failed: {}", e.what());
-  }
-  outcome.compile_ms = seconds_since(start) * 1e3;
-  if (outcome.kernel && outcome.kernel->compile_ms > 0) outcome.compile_ms = outcome.kernel->compile_ms;
-  return outcome;
-}
-
-// Expected outputs: from the registered CPU reference, or by running the reference
-// configuration. Empty when the spec asks for no validation.
-ReferenceOutputs expected_outputs(const Spec& spec, const Space& space, const KernelProblem& problem,
-                                  Backend& backend, const RunOptions& run_options) {
-  ReferenceOutputs expected;
-  const Reference& reference = spec.reference;
-  if (reference.kind == Reference::Kind::None) return expected;
-  const auto& args = problem.program().arguments;
-  for (std::size_t index : problem.outputs()) expected.emplace_back(args[index].data.size());
-  if (reference.kind == Reference::Kind::Cpu) {
-    const ReferenceFunction& function = find_reference(reference.cpu_function);
-    function(ReferenceInput{problem.size(), args}, expected);
-    return expected;
-  }
-  auto config = space.index_of(reference.configuration);
-  if (!config) throw SpecError("the reference configuration is not a valid configuration of the space");
-  KernelInstance instance = problem.instance(*config);
-  CompileOutcome outcome = compile_instance(backend, instance);
-  if (!outcome.kernel) throw Error("the reference configuration does not compile: " + outcome.error);
-  RunOptions once = run_options;
-  once.warmup = 0;
-  once.repetitions = 1;
-  once.min_total_ms = 0;
-  once.read_outputs = true;
-  RunResult run = backend.run(*outcome.kernel, instance, once);
-  if (run.status != Status::Ok) throw Error("the reference configuration failed to run: " + run.message);
-  for (std::size_t o = 0; o < expected.size() && o < run.outputs.size(); ++o) {
-    expected[o].assign(run.outputs[o].begin(), run.outputs[o].end());  // the views die with the next run
-  }
-  return expected;
-}
 
 class Loop {
  public:
-  Loop(const Spec& spec, const Space& space, Backend& backend, Searcher& searcher, Store* store,
-       const TuneOptions& options)
-      : spec_(spec), space_(space), backend_(backend), searcher_(searcher), store_(store), options_(options) {}
+  Loop(const Space& space, Executor& executor, Searcher& searcher, Store* store, const TuneOptions& options)
+      : space_(space), executor_(executor), searcher_(searcher), store_(store), options_(options) {}
 
   TuneSummary run();
 
@@ -125,23 +57,20 @@ class Loop {
   void record(Result result, bool resumed, double overhead_ms);
   std::uint64_t planned_tests() const;
 
-  const Spec& spec_;
   const Space& space_;
-  Backend& backend_;
+  Executor& executor_;
   Searcher& searcher_;
   Store* store_;
   const TuneOptions& options_;
 
-  std::unique_ptr<KernelProblem> problem_;
   std::unique_ptr<ThreadPool> pool_;
-  ReferenceOutputs expected_;
   std::int64_t tuning_id_ = 0;
   std::unordered_map<std::string, Result> stored_;
   std::deque<Pending> pipeline_;
   std::size_t ahead_ = 1;
   bool searcher_done_ = false;
 
-  Clock::time_point start_;
+  Clock::time_point start_;           // real time; the executor keeps the run's clock
   TuneSummary summary_;
   TuneProgress progress_;
   std::vector<double> overheads_ms_;
@@ -217,7 +146,7 @@ bool Loop::should_stop() {
     summary_.stop_reason = summary_.tests >= space_.size() ? "space exhausted" : "test budget reached";
     return true;
   }
-  if (options_.stop.wall_seconds && seconds_since(start_) >= *options_.stop.wall_seconds) {
+  if (options_.stop.wall_seconds && executor_.clock_s() >= *options_.stop.wall_seconds) {
     summary_.stop_reason = "time limit reached";
     return true;
   }
@@ -239,106 +168,52 @@ void Loop::refill() {
     Pending pending;
     pending.proposal = proposal;
     pending.proposal.measure = merged_measure(run_measure_, proposal.measure);
-    auto hit = stored_.find(space_.key(proposal.config));
-    if (hit != stored_.end() && lacks(hit->second, pending.proposal.measure)) {
-      pending.replaced = hit->second;
-      hit = stored_.end();
+    if (store_) {
+      auto hit = stored_.find(space_.key(proposal.config));
+      if (hit != stored_.end() && lacks(hit->second, pending.proposal.measure)) {
+        pending.replaced = hit->second;
+      } else if (hit != stored_.end()) {
+        pending.cached = hit->second;
+        pending.cached->config_index = proposal.config;
+      }
     }
-    if (hit != stored_.end()) {
-      pending.cached = hit->second;
-      pending.cached->config_index = proposal.config;
-    } else {
-      try {
-        pending.instance = problem_->instance(proposal.config);
-      } catch (const ExpressionError& e) {
-        pending.instance_error = e.detailed();
-      }
-      if (pending.instance && pool_) {
-        pending.compiled = pool_->submit([this, instance = *pending.instance] {
-          return compile_instance(backend_, instance);
-        });
-      }
+    if (!pending.cached && pool_) {
+      pending.prepared = pool_->submit([this, config = proposal.config] { return executor_.prepare(config); });
     }
     pipeline_.push_back(std::move(pending));
   }
 }
 
 Result Loop::execute(Pending& pending) {
-  Result result;
-  result.config_index = pending.proposal.config;
-  for (std::size_t p = 0; p < space_.parameters().size(); ++p) {
-    result.configuration.emplace_back(space_.parameters()[p].name, space_.value(pending.proposal.config, p));
-  }
-  result.device = summary_.device;
-  result.problem_size = summary_.problem_size;
-  result.timestamp = utc_timestamp();
-  if (!pending.instance) {
-    result.status = Status::LaunchError;
-    result.message = "launch geometry: " + pending.instance_error;
-    return result;
-  }
-
+  const ConfigIndex config = pending.proposal.config;
   auto wait_start = Clock::now();
-  CompileOutcome compiled = pending.compiled.valid() ? pending.compiled.get()
-                                                     : compile_instance(backend_, *pending.instance);
+  std::unique_ptr<PreparedTest> prepared = pending.prepared.valid() ? pending.prepared.get() : executor_.prepare(config);
   summary_.compile_wait_s += seconds_since(wait_start);
-  summary_.compile_cpu_s += compiled.compile_ms / 1e3;
-  result.compile_ms = compiled.compile_ms;
-  if (!compiled.kernel) {
-    result.status = Status::CompileError;
-    result.message = compiled.error;
-    return result;
-  }
 
   RunOptions run_options = options_.run;
   run_options.measure = pending.proposal.measure;
-  run_options.read_outputs = !expected_.empty();
+  std::vector<std::string> warnings;
   auto run_start = Clock::now();
-  RunResult run = backend_.run(*compiled.kernel, *pending.instance, run_options);
-  const double run_s = seconds_since(run_start);
+  Result result = executor_.run(config, *prepared, run_options, warnings);
+  const double run_s = std::max(0.0, seconds_since(run_start) - result.validation_ms / 1e3);
+  result.config_index = config;
   summary_.run_s += run_s;
-  for (std::string& warning : run.warnings) {
+  summary_.validation_s += result.validation_ms / 1e3;
+  summary_.compile_cpu_s += result.compile_ms / 1e3;
+  for (std::string& warning : warnings) {
     if (std::find(summary_.warnings.begin(), summary_.warnings.end(), warning) != summary_.warnings.end()) continue;
     if (options_.on_warning) options_.on_warning(warning);
     summary_.warnings.push_back(std::move(warning));
   }
-  if (run.profiling_passes > 0) {
+  if (result.profiling_passes > 0) {
     ++summary_.profiled;
-    summary_.profiling_s += run.profiling_ms / 1e3;
-    summary_.profiled_run_s += run_s - (run.energy ? run.energy->window_s : 0);
-    passes_.push_back(run.profiling_passes);
-    if (run.status == Status::Ok && !run.time.samples_ms.empty()) {
-      pass_overheads_ms_.push_back(run.profiling_ms / run.profiling_passes - run.time.median_ms);
+    summary_.profiling_s += result.profiling_ms / 1e3;
+    summary_.profiled_run_s += run_s - (result.energy ? result.energy->window_s : 0);
+    passes_.push_back(result.profiling_passes);
+    if (result.status == Status::Ok && !result.time.samples_ms.empty()) {
+      pass_overheads_ms_.push_back(result.profiling_ms / result.profiling_passes - result.time.median_ms);
     }
   }
-  result.profiling_passes = run.profiling_passes;
-  result.status = run.status;
-  result.message = run.message;
-  result.time = std::move(run.time);
-  result.counters = std::move(run.counters);
-  result.energy = run.energy;
-  result.profiling_ms = run.profiling_ms;
-  if (result.status != Status::Ok || expected_.empty()) return result;
-
-  auto validate_start = Clock::now();
-  const auto& args = problem_->program().arguments;
-  for (std::size_t o = 0; o < expected_.size(); ++o) {
-    const HostArgument& argument = args[problem_->outputs()[o]];
-    if (o >= run.outputs.size()) {
-      result.status = Status::InvalidOutput;
-      result.message = fmt::format("output '{}' was not read back", argument.name);
-      break;
-    }
-    ValidationResult check = validate_output(argument.type, run.outputs[o], expected_[o],
-                                             spec_.reference.abs_tolerance, spec_.reference.rel_tolerance);
-    result.max_abs_error = std::max(result.max_abs_error, check.max_abs_error);
-    if (!check.ok) {
-      result.status = Status::InvalidOutput;
-      result.message = fmt::format("output '{}': {}", argument.name, check.message);
-    }
-  }
-  result.validation_ms = seconds_since(validate_start) * 1e3;
-  summary_.validation_s += result.validation_ms / 1e3;
   return result;
 }
 
@@ -355,40 +230,37 @@ void Loop::record(Result result, bool resumed, double overhead_ms) {
   progress_.tests = summary_.tests;
   progress_.valid = summary_.valid;
   progress_.resumed = summary_.resumed;
-  progress_.elapsed_s = seconds_since(start_);
+  progress_.elapsed_s = executor_.clock_s();
   progress_.best = summary_.best;
   if (options_.on_test) options_.on_test(result, progress_);
-  summary_.results.push_back(std::move(result));
+  if (options_.keep_results) summary_.results.push_back(std::move(result));
 }
 
 TuneSummary Loop::run() {
   start_ = Clock::now();
-  const ProblemSize& size = spec_.size(options_.size.empty() ? spec_.default_size : options_.size);
-  DeviceInfo device = backend_.device();
-  summary_.device = device.name;
-  summary_.problem_size = size.name;
+  const ExecutorInfo& info = executor_.info();
+  summary_.device = info.device.name;
+  summary_.problem_size = info.problem_size;
   summary_.objective = options_.objective.name();
-  flops_ = size.flops;
+  flops_ = info.flops;
   run_measure_ = options_.run.measure;
   if (options_.objective.needs_energy()) run_measure_.energy = true;
   if (options_.objective.needs_flops() && !flops_) {
     throw Error(fmt::format("the objective {} needs the FLOP count of size '{}', which spec '{}' does not give",
-                            options_.objective.name(), size.name, spec_.name));
+                            options_.objective.name(), info.problem_size, info.spec_name));
   }
-  Language language = device.backend == "opencl" ? Language::OpenCL : Language::Cuda;
-  problem_ = std::make_unique<KernelProblem>(spec_, space_, size, language);
-  backend_.load(problem_->program());
-  expected_ = expected_outputs(spec_, space_, *problem_, backend_, options_.run);
+  executor_.start(options_.run);
 
   if (store_) {
-    tuning_id_ = store_->tuning(TuningKey{spec_.name, spec_.hash, device.name, device.backend, size.name});
+    tuning_id_ = store_->tuning(TuningKey{info.spec_name, info.spec_hash, info.device.name, info.device.backend,
+                                          info.problem_size});
     for (Result& stored : store_->results(tuning_id_)) {
       std::string key = stored.key();
       stored_.emplace(std::move(key), std::move(stored));
     }
   }
-  const bool compilers_would_disturb = device.runs_on_host_cores && options_.compile_threads == 0;
-  if (options_.compile_ahead && !compilers_would_disturb) {
+  const bool compilers_would_disturb = info.device.runs_on_host_cores && options_.compile_threads == 0;
+  if (options_.compile_ahead && executor_.prepares_ahead() && !compilers_would_disturb) {
     unsigned threads = options_.compile_threads > 0
                            ? static_cast<unsigned>(options_.compile_threads)
                            : std::max(1u, std::thread::hardware_concurrency() - 1);
@@ -396,6 +268,7 @@ TuneSummary Loop::run() {
     summary_.compiled_ahead = true;
     ahead_ = 2 * threads;
   }
+  if (options_.window > 0) ahead_ = options_.window;
   progress_.planned = planned_tests();
   searcher_.start(space_);
   summary_.setup_s = seconds_since(start_);
@@ -410,7 +283,8 @@ TuneSummary Loop::run() {
     }
     Pending pending = std::move(pipeline_.front());
     pipeline_.pop_front();
-    bool resumed = pending.cached.has_value();
+    const bool resumed = pending.cached.has_value();
+    progress_.measured = pending.proposal.measure;
     Result result = resumed ? std::move(*pending.cached) : execute(pending);
     if (store_ && !resumed) {
       if (pending.replaced && !result.ok()) {
@@ -438,9 +312,10 @@ TuneSummary Loop::run() {
   // Proposals still in the pipeline are never run: drop their queued compiles.
   pipeline_.clear();
   pool_.reset();
-  summary_.wall_s = seconds_since(start_);
+  const double real_s = seconds_since(start_);
+  summary_.wall_s = executor_.clock_s();
   double accounted = summary_.setup_s + summary_.compile_wait_s + summary_.run_s + summary_.validation_s;
-  summary_.overhead_s = std::max(0.0, summary_.wall_s - accounted);
+  summary_.overhead_s = std::max(0.0, real_s - accounted);
   summary_.median_overhead_ms = median(overheads_ms_);
   std::vector<double> valid_times;
   for (const Result& r : summary_.results) {
@@ -470,10 +345,16 @@ TuneSummary Loop::run() {
 
 }  // namespace
 
+TuneSummary tune(const Space& space, Executor& executor, Searcher& searcher, Store* store,
+                 const TuneOptions& options) {
+  Loop loop(space, executor, searcher, store, options);
+  return loop.run();
+}
+
 TuneSummary tune(const Spec& spec, const Space& space, Backend& backend, Searcher& searcher, Store* store,
                  const TuneOptions& options) {
-  Loop loop(spec, space, backend, searcher, store, options);
-  return loop.run();
+  DeviceExecutor executor(spec, space, backend, options.size);
+  return tune(space, executor, searcher, store, options);
 }
 
 }  // namespace steer

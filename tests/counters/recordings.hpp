@@ -6,6 +6,7 @@
 #include <string>
 
 #include "steer/counters.hpp"
+#include "steer/recording.hpp"
 #include "steer/store.hpp"
 
 namespace steer::test_data {

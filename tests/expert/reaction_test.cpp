@@ -8,6 +8,7 @@
 
 #include "counters/recordings.hpp"
 #include "steer/expert.hpp"
+#include "steer/recording.hpp"
 
 namespace steer {
 namespace {

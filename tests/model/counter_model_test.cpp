@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "steer/model.hpp"
-#include "steer/replay.hpp"
+#include "steer/recording.hpp"
 
 namespace steer {
 namespace {

@@ -11,7 +11,7 @@
 #include "search/profile_scoring.hpp"
 #include "steer/eval.hpp"
 #include "steer/model.hpp"
-#include "steer/replay.hpp"
+#include "steer/recording.hpp"
 #include "steer/searcher.hpp"
 
 namespace steer {

@@ -15,7 +15,7 @@
 #include <random>
 #include <set>
 
-#include "space/expression.hpp"
+#include "expression/expression.hpp"
 #include "steer/error.hpp"
 #include "steer/space.hpp"
 

@@ -25,6 +25,7 @@
 #include "backend/cuda/range_profiler.hpp"
 #include "backend/cuda/worker.hpp"
 #include "steer/counters.hpp"
+#include "steer/device.hpp"
 
 namespace steer::cuda {
 namespace {

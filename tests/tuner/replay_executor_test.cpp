@@ -1,0 +1,127 @@
+// Replay is the tuning loop over a recording: the same stop rules, store and resume as on a
+// device, on a clock that advances by what each test cost when it was recorded.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "steer/recording.hpp"
+#include "steer/store.hpp"
+#include "steer/tuner.hpp"
+
+namespace steer {
+namespace {
+
+// X in {1, ..., 6}: X ms to run and 100 ms to compile each; X=4 failed to compile.
+Recording six_configurations() {
+  ImportedRecording imported;
+  imported.device = "Recorded GPU";
+  imported.kernel = "six";
+  imported.parameters = {{"X", {1, 2, 3, 4, 5, 6}}};
+  for (int x = 1; x <= 6; ++x) {
+    Result result;
+    result.configuration = {{"X", x}};
+    result.compile_ms = 100;
+    if (x == 4) {
+      result.status = Status::CompileError;
+      result.message = "error: too many registers";
+    } else {
+      result.status = Status::Ok;
+      result.time = TimingStats::from_samples({static_cast<double>(x)});
+    }
+    imported.results.push_back(result);
+  }
+  return Recording::from_import(imported);
+}
+
+// Proposes the configurations from the last to the first.
+class Descending final : public Searcher {
+ public:
+  std::string name() const override { return "descending"; }
+  void start(const Space& space) override { next_ = space.size(); }
+  std::vector<Proposal> propose(std::size_t max) override {
+    std::vector<Proposal> out;
+    while (out.size() < max && next_ > 0) out.push_back(Proposal{--next_, {}});
+    return out;
+  }
+  void observe(const Result&) override {}
+
+ private:
+  ConfigIndex next_ = 0;
+};
+
+TEST(ReplayExecutor, TheClockAdvancesByWhatEachTestCost) {
+  Recording recording = six_configurations();
+  ReplayExecutor executor(recording);
+  Descending searcher;
+  std::vector<double> elapsed;
+  TuneOptions options;
+  options.on_test = [&](const Result&, const TuneProgress& progress) { elapsed.push_back(progress.elapsed_s); };
+  TuneSummary summary = tune(recording.space(), executor, searcher, nullptr, options);
+  ASSERT_EQ(summary.tests, 6u);
+  // X = 6, 5, then 4 (compile only), 3, 2, 1: compile 100 ms + X ms each.
+  const std::vector<double> expected{0.106, 0.211, 0.311, 0.414, 0.516, 0.617};
+  ASSERT_EQ(elapsed.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(elapsed[i], expected[i], 1e-12) << i;
+  EXPECT_NEAR(summary.wall_s, 0.617, 1e-12) << "a replay's wall time is its simulated time";
+  EXPECT_EQ(summary.failed, 1u);
+  EXPECT_EQ(summary.best->key(), "X=1");
+  EXPECT_FALSE(summary.compiled_ahead) << "a replay compiles nothing, so it starts no compile pool";
+}
+
+TEST(ReplayExecutor, ATimeLimitIsOnTheSimulatedClock) {
+  Recording recording = six_configurations();
+  ReplayExecutor executor(recording);
+  Descending searcher;
+  TuneOptions options;
+  options.stop.wall_seconds = 0.3;
+  TuneSummary summary = tune(recording.space(), executor, searcher, nullptr, options);
+  EXPECT_EQ(summary.tests, 3u) << "0.311 s after the third test";
+  EXPECT_EQ(summary.stop_reason, "time limit reached");
+}
+
+TEST(ReplayExecutor, CountersAskedForAreChargedNotInvented) {
+  Recording recording = six_configurations();
+  CostModel cost;  // 5 passes, 12.5 ms of overhead each
+  ReplayExecutor executor(recording, cost);
+  RunOptions run;
+  run.measure.counters = true;
+  std::vector<std::string> warnings;
+  Result result = executor.run(0, *executor.prepare(0), run, warnings);
+  EXPECT_TRUE(result.counters.empty()) << "none were recorded";
+  EXPECT_DOUBLE_EQ(executor.clock_s() * 1e3, 100 + 1 + 5 * (1 + 12.5));
+}
+
+TEST(ReplayExecutor, AReplayIntoAStoreResumesLikeADeviceRun) {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("steer_replay_store_" + std::to_string(getpid()) + ".db");
+  std::filesystem::remove(file);
+  Recording recording = six_configurations();
+  {
+    Store store = Store::open(file);
+    ReplayExecutor executor(recording);
+    Descending searcher;
+    TuneOptions options;
+    options.stop.tests = 4;
+    TuneSummary first = tune(recording.space(), executor, searcher, &store, options);
+    EXPECT_EQ(first.tests, 4u);
+    EXPECT_EQ(first.resumed, 0u);
+  }
+  Store store = Store::open(file);
+  ReplayExecutor executor(recording);
+  Descending searcher;
+  TuneSummary second = tune(recording.space(), executor, searcher, &store, TuneOptions{});
+  EXPECT_EQ(second.tests, 6u);
+  EXPECT_EQ(second.resumed, 4u) << "the stored tests are served, not replayed again";
+  EXPECT_NEAR(executor.clock_s(), 0.102 + 0.101, 1e-12) << "only X=2 and X=1 cost time";
+  ASSERT_EQ(store.tunings().size(), 1u);
+  EXPECT_EQ(store.tunings()[0].second.backend, "replay");
+  EXPECT_EQ(store.tunings()[0].second.device, "Recorded GPU");
+  std::filesystem::remove(file);
+  std::filesystem::remove(file.string() + "-wal");
+  std::filesystem::remove(file.string() + "-shm");
+}
+
+}  // namespace
+}  // namespace steer
