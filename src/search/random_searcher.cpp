@@ -1,7 +1,7 @@
 // Random search: a uniformly random order of the space, without repeats.
-#include <random>
 #include <unordered_map>
 
+#include "search/search_support.hpp"
 #include "steer/searcher.hpp"
 
 namespace steer {
@@ -31,8 +31,9 @@ class RandomSearcher final : public Searcher {
     return it == swapped_.end() ? i : it->second;
   }
   ConfigIndex draw() {
-    std::uniform_int_distribution<std::uint64_t> pick(drawn_, size_ - 1);
-    std::uint64_t j = pick(rng_);
+    // The project's written-out draw: the same seed gives the same order with any standard
+    // library, so every "vs random" figure means the same everywhere.
+    const std::uint64_t j = drawn_ + rng_.below(size_ - drawn_);
     ConfigIndex chosen = slot(j);
     swapped_[j] = slot(drawn_);
     swapped_.erase(drawn_);
@@ -40,7 +41,7 @@ class RandomSearcher final : public Searcher {
     return chosen;
   }
 
-  std::mt19937_64 rng_;
+  search::Random rng_;
   std::uint64_t size_ = 0;
   std::uint64_t drawn_ = 0;
   std::unordered_map<std::uint64_t, std::uint64_t> swapped_;
