@@ -16,7 +16,7 @@
 namespace steer {
 namespace {
 
-const std::filesystem::path kData = STEER_SHARED_DIR "/data";
+const std::filesystem::path kData = STEER_DATA_DIR "/recordings";
 
 // Compiles and runs every recorded configuration through the backend and compares.
 void expect_replays_exactly(const ImportedRecording& imported) {
