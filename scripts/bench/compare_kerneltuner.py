@@ -69,7 +69,7 @@ PAIRS = [
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-DEFAULT_RECORDINGS = [os.path.join(ROOT, "..", "shared", "data", "kerneltuner", "convolution_milo_a100.kt.json.gz")] + \
+DEFAULT_RECORDINGS = [os.path.join(ROOT, "data", "recordings", "kerneltuner", "convolution_milo_a100.kt.json.gz")] + \
     sorted(glob.glob(os.path.join(ROOT, "data", "h200", "*.db.gz")))
 
 

@@ -13,7 +13,7 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 steer="${STEER:-${BUILD:-build}/steer}"
 runs="${RUNS:-1000}"
-d=../shared/data/ktt
+d=data/recordings/ktt
 h=data/h200
 default_pairs="$d/coulomb_rtx2080.ktt.json.gz|$d/coulomb_rtx2080.ktt.json.gz|compute_bound=true
 $d/pnpoly_rtx3090.ktt.json.gz|$d/pnpoly_rtx2080ti.ktt.json.gz|

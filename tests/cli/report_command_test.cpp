@@ -1,5 +1,5 @@
 // `steer report`, run as a user runs it: plots (PNG, SVG), index.html and the CSV data behind
-// them, on a shared recording and on a hand-made results store whose numbers are worked out
+// them, on a recording of another tool and on a hand-made results store whose numbers are worked out
 // by hand below; and its errors.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -17,6 +17,7 @@
 
 #include "steer/result.hpp"
 #include "steer/store.hpp"
+#include "recording_files.hpp"
 #include "steer_cli_runner.hpp"
 
 namespace {
@@ -74,7 +75,7 @@ void expect_plot(const fs::path& folder, const std::string& name) {
   EXPECT_THAT(index, HasSubstr("href=\"" + name + ".svg\""));
 }
 
-const std::string kCoulomb = STEER_SHARED_DIR "/data/ktt/coulomb_rtx2080.ktt.json.gz";
+const std::string kCoulomb = STEER_DATA_DIR "/recordings/ktt/coulomb_rtx2080.ktt.json.gz";
 
 TEST(ReportCommand, DrawsEveryPlotOfARecordingAndItsSimulation) {
   Scratch scratch;
@@ -251,14 +252,12 @@ TEST(ReportCommand, DrawsTheParetoPlotWhenEnergyWasRecorded) {
   EXPECT_THAT(read_file(out / "index.html"), HasSubstr("4 on the Pareto front"));
 }
 
-TEST(ReportCommand, WritesTheDataOfEveryRecordingInTheSharedDataAndOurStores) {
+TEST(ReportCommand, WritesTheDataOfEveryRecordingOfOtherToolsAndOurStores) {
   Scratch scratch;
-  std::vector<fs::path> recordings;
-  for (const auto& entry : fs::recursive_directory_iterator(STEER_SHARED_DIR "/data")) {
-    if (entry.is_regular_file() && entry.path().filename() != "README.md") recordings.push_back(entry.path());
-  }
-  recordings.push_back(STEER_SOURCE_DIR "/data/h200/coulomb_h200.db.gz");
-  EXPECT_GE(recordings.size(), 7u) << "the shared recordings were not found";
+  std::vector<fs::path> recordings = steer::test_support::committed_recordings();
+  EXPECT_GE(recordings.size(), 6u) << "the recordings of data/recordings were not found";
+  for (const fs::path& file : steer::test_support::benchmark_hub_recordings()) recordings.push_back(file);
+  recordings.push_back(STEER_DATA_DIR "/h200/coulomb_h200.db.gz");
   for (const fs::path& recording : recordings) {
     const fs::path out = scratch / recording.filename().string();
     Outcome outcome = run_steer("report --db '" + recording.string() +

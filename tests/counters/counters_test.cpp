@@ -1,4 +1,4 @@
-// Counter tables and canonicalisation, against the real recordings in /work/shared/data.
+// Counter tables and canonicalisation, against the real recordings in data/recordings.
 // Expected values were read from the files with Python (json + gzip) and scaled by hand.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -27,7 +27,7 @@ using test_data::recorded_counters;
 double at(const CounterValues& values, std::string_view name) { return values.at(std::string(name)); }
 
 std::vector<std::string> metrics_txt() {
-  std::ifstream in(std::string(STEER_SHARED_DIR) + "/reference/metrics.txt");
+  std::ifstream in(STEER_DATA_DIR "/h200/cupti_metrics.txt");
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) {
     if (!line.empty()) lines.push_back(line);

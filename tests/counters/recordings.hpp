@@ -1,5 +1,5 @@
 #pragma once
-// The KTT recordings of /work/shared/data (see its README), imported once per test
+// The KTT recordings of data/recordings (see its PROVENANCE.md), imported once per test
 // program, for the tests of the counter tables and of the expert system.
 #include <cstddef>
 #include <map>
@@ -11,7 +11,7 @@
 
 namespace steer::test_data {
 
-// File names under STEER_SHARED_DIR/data/ktt.
+// File names under STEER_DATA_DIR/recordings/ktt.
 inline constexpr const char* kCoulombRtx2080 = "coulomb_rtx2080.ktt.json.gz";    // Volta+, KTT's 33 counters
 inline constexpr const char* kPnpolyRtx2080Ti = "pnpoly_rtx2080ti.ktt.json.gz";  // Volta+, KTT's 33 counters
 inline constexpr const char* kCoulombGtx1070 = "coulomb_gtx1070.ktt.json.gz";    // pre-Volta names
@@ -23,7 +23,7 @@ inline const ImportedRecording& recording(const std::string& file) {
   static std::map<std::string, ImportedRecording> cache;
   auto found = cache.find(file);
   if (found == cache.end()) {
-    found = cache.emplace(file, import_recording(std::string(STEER_SHARED_DIR) + "/data/ktt/" + file)).first;
+    found = cache.emplace(file, import_recording(std::string(STEER_DATA_DIR) + "/recordings/ktt/" + file)).first;
   }
   return found->second;
 }

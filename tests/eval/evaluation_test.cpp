@@ -171,7 +171,7 @@ TEST(Evaluation, ProfilingCostsWhatItTookWhenItWasRecorded) {
 }
 
 TEST(Evaluation, DoesNotDependOnTheThreadCount) {
-  Recording recording = Recording::load(STEER_SHARED_DIR "/data/ktt/pnpoly_rtx2080ti.ktt.json.gz");
+  Recording recording = Recording::load(STEER_DATA_DIR "/recordings/ktt/pnpoly_rtx2080ti.ktt.json.gz");
   EvaluationOptions options = options_with(200);
   options.seed = 17;
   options.threads = 1;

@@ -1,4 +1,4 @@
-// `steer simulate` as a user runs it: on every recording in the shared data, and its errors.
+// `steer simulate` as a user runs it: on every recording of other tools in data/recordings, and its errors.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "recording_files.hpp"
 #include "steer_cli_runner.hpp"
 
 namespace {
@@ -21,15 +22,14 @@ using ::testing::HasSubstr;
 using steer::test_support::run_steer;
 using Outcome = steer::test_support::CliOutcome;
 
-TEST(SimulateCommand, RunsOnEveryRecordingInTheSharedData) {
-  int recordings = 0;
-  for (const auto& entry : fs::recursive_directory_iterator(STEER_SHARED_DIR "/data")) {
-    const std::string name = entry.path().filename().string();
-    if (!entry.is_regular_file() || name == "README.md") continue;
-    ++recordings;
+TEST(SimulateCommand, RunsOnEveryRecordingOfOtherTools) {
+  std::vector<fs::path> files = steer::test_support::committed_recordings();
+  EXPECT_GE(files.size(), 6u) << "the recordings of data/recordings were not found";
+  for (const fs::path& file : steer::test_support::benchmark_hub_recordings()) files.push_back(file);
+  for (const fs::path& file : files) {
+    const std::string name = file.filename().string();
     Outcome outcome =
-        run_steer("simulate --data '" + entry.path().string() + "' --searcher random,exhaustive --runs 50 --json",
-                  false);
+        run_steer("simulate --data '" + file.string() + "' --searcher random,exhaustive --runs 50 --json", false);
     ASSERT_EQ(outcome.exit_code, 0) << name << ": " << outcome.output;
     nlohmann::json report = nlohmann::json::parse(outcome.output);
     EXPECT_GT(report["best_time"].get<double>(), 0) << name;
@@ -47,13 +47,12 @@ TEST(SimulateCommand, RunsOnEveryRecordingInTheSharedData) {
     const nlohmann::json& exhaustive = report["searchers"][1];
     EXPECT_EQ(exhaustive["mean_tests"], exhaustive["median_tests"]) << name << ": the same order in every run";
   }
-  EXPECT_GE(recordings, 6) << "the shared recordings were not found";
 }
 
 TEST(SimulateCommand, PrintsATableAndWritesCurves) {
   const fs::path curves = fs::temp_directory_path() / ("steer_simulate_" + std::to_string(getpid()) + ".csv");
-  Outcome outcome = run_steer("simulate --data '" STEER_SHARED_DIR
-                              "/data/ktt/coulomb_rtx2080.ktt.json.gz' --searcher random --runs 20 --threads 2 --curves '" +
+  Outcome outcome = run_steer("simulate --data '" STEER_DATA_DIR
+                              "/recordings/ktt/coulomb_rtx2080.ktt.json.gz' --searcher random --runs 20 --threads 2 --curves '" +
                                   curves.string() + "'",
                               true);
   ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
@@ -146,16 +145,16 @@ TEST(SimulateCommand, WithCountersReplaysOnlyWhatCouldHaveBeenProfiled) {
   // transpose recording is exhaustive, so these counts no longer change as recordings grow.)
   expect_replayed("transpose_h200.db.gz", 1836, 1784, 0);
 
-  Outcome none = run_steer("simulate --data '" STEER_SHARED_DIR
-                           "/data/ktt/pnpoly_rtx3090.ktt.json.gz' --searcher random --runs 5 --with-counters",
+  Outcome none = run_steer("simulate --data '" STEER_DATA_DIR
+                           "/recordings/ktt/pnpoly_rtx3090.ktt.json.gz' --searcher random --runs 5 --with-counters",
                            true);
   EXPECT_NE(none.exit_code, 0);
   EXPECT_THAT(none.output, HasSubstr("no test has counters"));
 }
 
 TEST(SimulateCommand, DetailsGiveEveryRunAndTheCurves) {
-  Outcome outcome = run_steer("simulate --data '" STEER_SHARED_DIR
-                              "/data/ktt/coulomb_rtx2080.ktt.json.gz' --searcher exhaustive --runs 4 --json --details",
+  Outcome outcome = run_steer("simulate --data '" STEER_DATA_DIR
+                              "/recordings/ktt/coulomb_rtx2080.ktt.json.gz' --searcher exhaustive --runs 4 --json --details",
                               false);
   ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
   nlohmann::json report = nlohmann::json::parse(outcome.output);
@@ -174,7 +173,7 @@ TEST(SimulateCommand, DetailsGiveEveryRunAndTheCurves) {
 }
 
 TEST(SimulateCommand, ExplainsWhatIsWrong) {
-  const std::string pnpoly = "--data '" STEER_SHARED_DIR "/data/ktt/pnpoly_rtx2080ti.ktt.json.gz'";
+  const std::string pnpoly = "--data '" STEER_DATA_DIR "/recordings/ktt/pnpoly_rtx2080ti.ktt.json.gz'";
   Outcome unknown = run_steer("simulate " + pnpoly + " --searcher random,clairvoyant --runs 1", true);
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_THAT(unknown.output, HasSubstr("unknown searcher 'clairvoyant'"));

@@ -15,7 +15,7 @@
 namespace steer {
 namespace {
 
-const std::filesystem::path kData = STEER_SHARED_DIR "/data";
+const std::filesystem::path kData = STEER_DATA_DIR "/recordings";
 
 // Rows over A in {1..5}, B in {2, 4, 8, 16}, C in {0, 1}, with counters computed by `f`.
 template <typename F>

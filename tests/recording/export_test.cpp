@@ -18,7 +18,7 @@ using testing::expect_same_result;
 using testing::full_result;
 using testing::ScratchDir;
 
-const std::filesystem::path kData = std::filesystem::path(STEER_SHARED_DIR) / "data";
+const std::filesystem::path kData = std::filesystem::path(STEER_DATA_DIR) / "recordings";
 const TuningKey kKey{"conv", "f00d", "NVIDIA A100-PCIE-40GB", "cuda", "4096x4096"};
 
 void write(const std::filesystem::path& file, const std::string& text) { std::ofstream(file, std::ios::binary) << text; }

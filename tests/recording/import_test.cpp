@@ -1,4 +1,4 @@
-// Importers against the real recordings in shared/data (see shared/data/README.md).
+// Importers against the real recordings in data/recordings (see data/recordings/PROVENANCE.md).
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -15,7 +15,7 @@ namespace {
 
 using testing::ScratchDir;
 
-const std::filesystem::path kData = std::filesystem::path(STEER_SHARED_DIR) / "data";
+const std::filesystem::path kData = std::filesystem::path(STEER_DATA_DIR) / "recordings";
 
 // What the KTT importer adds besides the profiling counters.
 const std::set<std::string> kKttExtras{"threads",           "RegistersCount",     "LocalMemorySize",

@@ -11,7 +11,7 @@
 namespace steer {
 namespace {
 
-const std::filesystem::path kData = STEER_SHARED_DIR "/data";
+const std::filesystem::path kData = STEER_DATA_DIR "/recordings";
 
 // Replays every recorded configuration through the executor and compares.
 void expect_replays_exactly(const ImportedRecording& imported) {

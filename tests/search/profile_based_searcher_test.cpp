@@ -20,7 +20,7 @@ namespace {
 using search::Normalisation;
 using search::ReactionTerm;
 
-const std::filesystem::path kData = STEER_SHARED_DIR "/data";
+const std::filesystem::path kData = STEER_DATA_DIR "/recordings";
 
 // ---- eq. 12 -----------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 #pragma once
 // The reference benchmark spaces, written from /work/shared/docs/benchmarks.md (and, for
-// pnpoly, /work/shared/data/README.md) as specifications for the space tests. The
+// pnpoly, data/recordings/PROVENANCE.md) as specifications for the space tests. The
 // benchmark programs keep their own copy (bench/benchmark_spaces.hpp) so that a change
 // there cannot silently change what these tests check.
 #include <string>
