@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 MAKEFLAGS += --no-print-directory
 
-.PHONY: setup build demo test bench clean
+.PHONY: setup build demo test test-long bench clean
 
 setup:
 	./scripts/setup
@@ -16,8 +16,12 @@ build: setup
 demo: build
 	./scripts/demo $(BUILD)
 
+# Every test but those labelled `long` (minutes each; `make test-long`, and CI, run them).
 test: build
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE long
+
+test-long: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -L long
 
 bench: build
 	cmake --build $(BUILD) -j $(JOBS) --target steer_benchmarks

@@ -19,63 +19,11 @@
 #include "steer/space.hpp"
 #include "steer/store.hpp"
 #include "steer_cli_runner.hpp"
+#include "e2e/tune_support.hpp"
 
 namespace {
 
-namespace fs = std::filesystem;
-
-const std::string kSpec = std::string(STEER_SOURCE_DIR) + "/kernels/transpose/spec.json";
-
-using Output = steer::test_support::CliOutcome;
-
-// stdout only unless asked: the tests parse --json output.
-Output run_steer(const std::string& arguments, bool with_stderr = false) {
-  return steer::test_support::run_steer(arguments, with_stderr);
-}
-
-bool have_opencl() {
-  try {
-    steer::make_opencl_backend({});
-    return true;
-  } catch (const steer::Error&) {
-    return false;
-  }
-}
-
-fs::path fresh_db(const std::string& name) {
-  fs::path db = fs::temp_directory_path() / ("steer_e2e_" + name + "_" + std::to_string(getpid()) + ".db");
-  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
-  return db;
-}
-
-std::vector<steer::Result> stored_results(const fs::path& db) {
-  steer::Store store = steer::Store::open_existing(db);
-  auto tunings = store.tunings();
-  if (tunings.size() != 1) return {};
-  return store.results(tunings.front().first);
-}
-
-TEST(TuneEndToEnd, TunesTheSmallTransposeExhaustivelyAndValidatesEveryConfiguration) {
-  if (!have_opencl()) GTEST_SKIP() << "no OpenCL device";
-  steer::Space space = steer::Space::build(steer::load_spec(kSpec).space);
-  fs::path db = fresh_db("full");
-  Output out = run_steer("tune " + kSpec + " --backend opencl --size small --searcher exhaustive --repetitions 2 " +
-                         "--warmup 0 --json --db " + db.string());
-  ASSERT_EQ(out.exit_code, 0) << out.output;
-  auto summary = nlohmann::json::parse(out.output);
-  EXPECT_EQ(summary["tests"].get<std::uint64_t>(), space.size());
-  EXPECT_EQ(summary["valid"].get<std::uint64_t>(), space.size()) << "every valid configuration must validate";
-  EXPECT_EQ(summary["failed"].get<std::uint64_t>(), 0u);
-  EXPECT_EQ(summary["stop_reason"], "space exhausted");
-  ASSERT_TRUE(summary["best"].is_object());
-  EXPECT_GT(summary["best"]["time_ms"].get<double>(), 0.0);
-
-  std::vector<steer::Result> stored = stored_results(db);
-  ASSERT_EQ(stored.size(), space.size());
-  for (const steer::Result& result : stored) {
-    EXPECT_EQ(result.status, steer::Status::Ok) << result.key() << ": " << result.message;
-  }
-}
+using namespace e2e;
 
 TEST(TuneEndToEnd, JsonSummaryHasTheDocumentedFields) {
   if (!have_opencl()) GTEST_SKIP() << "no OpenCL device";

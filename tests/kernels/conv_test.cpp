@@ -12,8 +12,6 @@
 namespace steer {
 namespace {
 
-class ConvOnOpencl : public benchmark_tests::BenchmarkOnOpencl {};
-
 HostArgument float_buffer(const std::string& name, const std::vector<float>& values) {
   HostArgument argument{.name = name, .type = ElementType::F32};
   argument.data.resize(values.size() * sizeof(float));
@@ -41,19 +39,6 @@ TEST(ConvReference, ConvolvesTheHaloedImageAndRefusesSizesTheKernelsCannotCover)
 
   const ProblemSize ragged{.name = "ragged", .variables = {{"WIDTH", 500}, {"HEIGHT", 1024}}};
   EXPECT_THROW(find_reference("conv")(ReferenceInput{ragged, arguments}, outputs), Error);
-}
-
-TEST_F(ConvOnOpencl, ValidatesInARandomSample) {
-  auto searcher = make_searcher("random", {.seed = 20261130});
-  tune_and_check("conv", "small", *searcher, 48);
-}
-
-TEST_F(ConvOnOpencl, ValidatesWithEveryValueOfEveryParameter) {
-  const Space space = Space::build(load_spec(benchmark_tests::spec_path("conv")).space);
-  const std::vector<ConfigIndex> configurations = benchmark_tests::covering_configurations(space, 20261130);
-  benchmark_tests::expect_every_value_covered(space, configurations);
-  benchmark_tests::ListSearcher searcher(configurations);
-  tune_and_check("conv", "small", searcher, configurations.size());
 }
 
 }  // namespace

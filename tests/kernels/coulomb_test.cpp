@@ -15,8 +15,6 @@
 namespace steer {
 namespace {
 
-class CoulombOnOpencl : public benchmark_tests::BenchmarkOnOpencl {};
-
 std::vector<float> read_floats(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   const std::vector<char> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -71,19 +69,6 @@ TEST(CoulombReference, SumsChargeOverDistanceAtEveryPoint) {
         }
         EXPECT_FLOAT_EQ(energy[(z * 2 + y) * 3 + x], static_cast<float>(expected)) << x << ", " << y << ", " << z;
       }
-}
-
-TEST_F(CoulombOnOpencl, ValidatesInARandomSample) {
-  auto searcher = make_searcher("random", {.seed = 20261130});
-  tune_and_check("coulomb", "small", *searcher, 60);
-}
-
-TEST_F(CoulombOnOpencl, ValidatesWithEveryValueOfEveryParameter) {
-  const Space space = Space::build(load_spec(benchmark_tests::spec_path("coulomb")).space);
-  const std::vector<ConfigIndex> configurations = benchmark_tests::covering_configurations(space, 20261130);
-  benchmark_tests::expect_every_value_covered(space, configurations);
-  benchmark_tests::ListSearcher searcher(configurations);
-  tune_and_check("coulomb", "small", searcher, configurations.size());
 }
 
 }  // namespace

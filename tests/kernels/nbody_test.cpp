@@ -14,8 +14,6 @@
 namespace steer {
 namespace {
 
-class NbodyOnOpencl : public benchmark_tests::BenchmarkOnOpencl {};
-
 std::vector<float> read_floats(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   const std::vector<char> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -83,19 +81,6 @@ TEST(NbodyReference, StepsTwoBodiesAndRefusesCountsTheKernelsCannotCover) {
 
   const ProblemSize ragged{.name = "ragged", .variables = {{"BODIES", 1000}}};
   EXPECT_THROW(find_reference("nbody")(ReferenceInput{ragged, arguments}, outputs), Error);
-}
-
-TEST_F(NbodyOnOpencl, ValidatesInARandomSample) {
-  auto searcher = make_searcher("random", {.seed = 20261130});
-  tune_and_check("nbody", "small", *searcher, 40);
-}
-
-TEST_F(NbodyOnOpencl, ValidatesWithEveryValueOfEveryParameter) {
-  const Space space = Space::build(load_spec(benchmark_tests::spec_path("nbody")).space);
-  const std::vector<ConfigIndex> configurations = benchmark_tests::covering_configurations(space, 20261130);
-  benchmark_tests::expect_every_value_covered(space, configurations);
-  benchmark_tests::ListSearcher searcher(configurations);
-  tune_and_check("nbody", "small", searcher, configurations.size());
 }
 
 }  // namespace
