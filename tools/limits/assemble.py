@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Assembles scripts/gpu/limits.sh's results into OUT/limits.json and OUT/limits.md.
+"""Assembles the results of tools/limits/limits.sh into OUT/limits.json and OUT/limits.md.
 
 Usage: assemble.py ROOT OUT [NAME...]
 Reads OUT/limits_tool.json (the limits tool's JSON; missing or broken: references are

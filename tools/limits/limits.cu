@@ -16,7 +16,7 @@
 // cuBLAS and NVML are loaded with dlopen: without them those parts report null.
 // A watchdog (--timeout seconds, default 240) ends the process should anything hang.
 //
-// Build (scripts/gpu/bundle does this):
+// Build (tools/limits/limits.sh does this, with -arch=native):
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o limits tools/limits/limits.cu -ldl
 #include <cublas_v2.h>
 #include <cuda_runtime.h>

@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# Quality against the limits (issue #4, item 4), on the H200 after scripts/gpu/bundle ran
-# here and .gpu-bundle was carried along:
-#   device run: bash scripts/gpu/limits.sh      (carry: [".gpu-bundle"])
-# 1. .gpu-bundle/limits (tools/limits/limits.cu; compiled on the device with nvcc when the
-#    bundle lacks it) measures the references at the specs' h200 sizes: a device-to-device
-#    copy of transpose's bytes, cuBLAS SGEMM at gemm's size and DGEMM at dgemm_energy's
-#    (default and pedantic math), FP32/FP64 FMA and rsqrt throughput, the FP32 peak.
-# 2. Steer's best per benchmark: from a recording when there is one ($OUT/NAME_h200.db, left
-#    by scripts/gpu/record.sh earlier in the same device call, else data/h200/NAME_h200.db.gz),
-#    else a short tune (random searcher over a neighbourhood of known-good configurations from
-#    tools/limits/seeds.json; LIMITS_FALLBACK=random: over the whole space).
-# 3. tools/limits/assemble.py writes $OUT/limits.json and $OUT/limits.md (the table for
-#    docs/performance.md). Everything else lands in $OUT too: limits.txt (the log),
-#    limits_tool.json/.log, best/NAME/ (exports, tune logs, where each best came from).
+# Quality against the limits: how close Steer's best configurations come to what the hardware
+# and NVIDIA's libraries reach at the specs' sizes (docs/performance.md, "Quality against the
+# limits"). On a machine with a CUDA GPU, nvcc and a built steer:
+#   bash tools/limits/limits.sh OUT_DIR
+# 1. tools/limits/limits.cu (compiled with nvcc for this GPU unless LIMITS_TOOL names a built
+#    one) measures the references: a device-to-device copy of transpose's bytes, cuBLAS SGEMM at
+#    gemm's size and DGEMM at dgemm_energy's (default and pedantic math), FP32/FP64 FMA and
+#    rsqrt throughput, the FP32 peak.
+# 2. Steer's best per benchmark: from its recording data/h200/NAME_SIZE.db.gz when there is one
+#    (LIMITS_DATA names another folder), else a short tune (random searcher over a
+#    neighbourhood of known-good configurations from tools/limits/seeds.json;
+#    LIMITS_FALLBACK=random: over the whole space).
+# 3. tools/limits/assemble.py writes OUT_DIR/limits.json and OUT_DIR/limits.md. Everything else
+#    lands in OUT_DIR too: limits.txt (the log), limits_tool.json/.log, best/NAME/ (exports,
+#    tune logs, where each best came from).
 # Settings (environment):
+#   STEER              the steer binary (default build/steer)
 #   LIMITS_KERNELS     benchmarks, in priority order (default below)
 #   LIMITS_TUNE        auto (tune where nothing is recorded) | always | never
 #   LIMITS_FALLBACK    seeded (default) | random
@@ -28,10 +30,12 @@
 #                      LIMITS_DRY_RUN=1 LIMITS_TUNE=always LIMITS_BACKEND=opencl LIMITS_SIZE=small
 #                      tunes for real on PoCL (the tool faked, the recordings ignored)
 set -uo pipefail
-source "$(dirname "$0")/environment.sh"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+out="${1:?usage: tools/limits/limits.sh OUT_DIR}"
 mkdir -p "$out/best"
-steer="$bundle/steer"
-[ -x "$steer" ] || steer="${LIMITS_STEER:-$root/build-gpu/steer}"
+out="$(cd "$out" && pwd)"
+steer="${STEER:-$root/build/steer}"
+data="${LIMITS_DATA:-$root/data/h200}"
 dry="${LIMITS_DRY_RUN:-0}"
 kernels="${LIMITS_KERNELS:-transpose gemm dgemm_energy nbody coulomb conv gemm_full}"
 tune_mode="${LIMITS_TUNE:-auto}"
@@ -81,9 +85,9 @@ dg="$(size_of dgemm_energy M 4096) $(size_of dgemm_energy N 4096) $(size_of dgem
 say "sizes: transpose ${tm}x${tn} (copy of $copy_bytes bytes), SGEMM $sg, DGEMM $dg"
 
 # --- 1. the references
-limits="$bundle/limits"
+limits="${LIMITS_TOOL:-}"
 if [ "$dry" = 1 ]; then
-  if [ -x "$limits" ]; then
+  if [ -n "$limits" ] && [ -x "$limits" ]; then
     say "== limits tool --dry-run"
     # shellcheck disable=SC2086  # sg and dg are three numbers each
     "$limits" --dry-run --copy-bytes "$copy_bytes" --sgemm $sg --dgemm $dg --reps "$reps" >"$out/limits_tool.json" 2>"$out/limits_tool.log"
@@ -93,15 +97,15 @@ if [ "$dry" = 1 ]; then
     cp "$root/tools/limits/dry_run_tool.json" "$out/limits_tool.json"
   fi
 else
-  if [ ! -x "$limits" ]; then
-    say "== $limits missing: compiling tools/limits/limits.cu with nvcc"
+  if [ -z "$limits" ] || [ ! -x "$limits" ]; then
+    say "== compiling tools/limits/limits.cu with nvcc for this GPU"
     nvcc_bin="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)"
     limits="$work/limits"
-    timeout 180 "$nvcc_bin" -O3 -std=c++17 -arch=sm_90 -o "$limits" "$root/tools/limits/limits.cu" -ldl 2>&1 | tail -n 20 | tee -a "$log"
+    "$nvcc_bin" -O3 -std=c++17 -arch=native -o "$limits" "$root/tools/limits/limits.cu" -ldl 2>&1 | tail -n 20 | tee -a "$log"
   fi
   say "== limits tool"
   # shellcheck disable=SC2086  # sg and dg are three numbers each
-  timeout -k 10 200 "$limits" --copy-bytes "$copy_bytes" --sgemm $sg --dgemm $dg --reps "$reps" --warmup 3 \
+  "$limits" --copy-bytes "$copy_bytes" --sgemm $sg --dgemm $dg --reps "$reps" --warmup 3 \
     --timeout 180 >"$out/limits_tool.json" 2>"$out/limits_tool.log"
   rc=$?
   tee -a "$log" <"$out/limits_tool.log"
@@ -132,20 +136,11 @@ for name in $kernels; do
   spec="$root/kernels/$name/spec.json"
   [ -f "$spec" ] || { say "== $name: no spec, skipped"; continue; }
   recorded=0
-  fresh="$out/${name}_${size}.db"
-  rec="$root/data/h200/${name}_${size}.db.gz"
-  if [ "$tune_mode" != always ]; then
-    if [ -f "$fresh" ]; then  # record.sh's store from this call (with its WAL, if any)
-      for f in "$fresh" "$fresh-wal"; do [ -f "$f" ] && cp "$f" "$work/${name}_rec.db${f#"$fresh"}"; done
-      export_db "$work/${name}_rec.db" "$dir/export_recording" && recorded=1
-      [ "$recorded" = 1 ] && echo "recording \$OUT/${name}_${size}.db (record.sh, this run)" >>"$dir/source.txt"
-      say "== $name: recording $fresh (exported: $recorded)"
-    fi
-    if [ "$recorded" = 0 ] && [ -f "$rec" ]; then
-      gunzip -c "$rec" >"$work/${name}_rec.db" && export_db "$work/${name}_rec.db" "$dir/export_recording" && recorded=1
-      [ "$recorded" = 1 ] && echo "recording data/h200/${name}_${size}.db.gz" >>"$dir/source.txt"
-      say "== $name: recording data/h200/${name}_${size}.db.gz (exported: $recorded)"
-    fi
+  rec="$data/${name}_${size}.db.gz"
+  if [ "$tune_mode" != always ] && [ -f "$rec" ]; then
+    gunzip -c "$rec" >"$work/${name}_rec.db" && export_db "$work/${name}_rec.db" "$dir/export_recording" && recorded=1
+    [ "$recorded" = 1 ] && echo "recording ${rec#"$root"/}" >>"$dir/source.txt"
+    say "== $name: recording ${rec#"$root"/} (exported: $recorded)"
   fi
   if [ "$recorded" = 1 ] || [ "$tune_mode" = never ]; then continue; fi
 
