@@ -17,7 +17,7 @@ import sys
 
 SIZE = os.environ.get("LIMITS_SIZE", "h200")  # other sizes and backends only to test the plumbing
 BACKEND = os.environ.get("LIMITS_BACKEND", "cuda")
-# What each benchmark is judged against (issue #4, item 4).
+# What each benchmark is judged against (docs/performance.md, "Quality against the limits").
 KIND = {
     "transpose": "copy",
     "gemm": "sgemm",
