@@ -58,7 +58,7 @@ TEST(ProfileCommand, AnalysesTheCountersARecordingHolds) {
 TEST(ProfileCommand, NamesWhatIsMissingFromTheRecording) {
   // The live profile-based run of session 4 (60 tests, fixed): it profiled one test in six,
   // so most of its tests have no counters, and most of the space is not in it.
-  const std::string store = "'" STEER_SOURCE_DIR "/data/h200/check/profile_based_gemm_h200.db.gz'";
+  const std::string store = "'" STEER_SOURCE_DIR "/data/h200/runs/profile_based_gemm_h200.db.gz'";
   const auto expect_refused = [&](const std::string& config, const std::string& reason) {
     Outcome outcome = run_steer("profile " + kGemmSpec + " --data " + store + " --config " + config, true);
     EXPECT_NE(outcome.exit_code, 0) << config;

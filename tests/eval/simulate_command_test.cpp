@@ -140,7 +140,7 @@ TEST(SimulateCommand, WithCountersReplaysOnlyWhatCouldHaveBeenProfiled) {
     EXPECT_EQ(report["left_out_without_counters"], left_out) << store;
   };
   // The live profile-based run on the H200 profiled one test in six: 60 valid tests, 10 with counters.
-  expect_replayed("check/profile_based_gemm_h200.db.gz", 10, 10, 50);
+  expect_replayed("runs/profile_based_gemm_h200.db.gz", 10, 10, 50);
   // The failed configurations have no counters and stay, as they cost a test anyway. (The
   // transpose recording is exhaustive, so these counts no longer change as recordings grow.)
   expect_replayed("transpose_h200.db.gz", 1836, 1784, 0);

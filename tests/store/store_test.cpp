@@ -255,7 +255,7 @@ TEST(Store, ThePareto_frontViewHoldsTheNonDominatedValidTestsWithEnergy) {
 TEST(Store, OpensAVersion1StoreAndUpgradesIt) {
   // The first H200 check run was recorded with schema version 1 (before profiling_passes).
   const std::filesystem::path gz =
-      std::filesystem::path(STEER_SOURCE_DIR) / "data/h200/check/transpose_ahead.db.gz";
+      std::filesystem::path(STEER_SOURCE_DIR) / "data/h200/runs/transpose_ahead.db.gz";
   ScratchDir dir;
   const std::filesystem::path db = dir / "transpose.db";
   ASSERT_EQ(std::system(("gunzip -c '" + gz.string() + "' > '" + db.string() + "'").c_str()), 0);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Assembles scripts/gpu/limits.sh's results into OUT/limits.json and OUT/limits.md.
+"""Assembles the results of tools/limits/limits.sh into OUT/limits.json and OUT/limits.md.
 
 Usage: assemble.py ROOT OUT [NAME...]
 Reads OUT/limits_tool.json (the limits tool's JSON; missing or broken: references are
@@ -17,7 +17,7 @@ import sys
 
 SIZE = os.environ.get("LIMITS_SIZE", "h200")  # other sizes and backends only to test the plumbing
 BACKEND = os.environ.get("LIMITS_BACKEND", "cuda")
-# What each benchmark is judged against (issue #4, item 4).
+# What each benchmark is judged against (docs/performance.md, "Quality against the limits").
 KIND = {
     "transpose": "copy",
     "gemm": "sgemm",

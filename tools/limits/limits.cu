@@ -1,5 +1,5 @@
 // steer-limits: the hardware and library references Steer's best kernels are judged
-// against (issue #4, "Quality against the limits"). Measured on the device, one JSON
+// against ("Quality against the limits" in docs/performance.md). Measured on the device, one JSON
 // object on standard output, progress on standard error:
 //   copy       cudaMemcpyDeviceToDevice and a float4 copy kernel of --copy-bytes bytes
 //              (transpose reads M*N floats and writes M*N floats: pass M*N*4; GB/s counts
@@ -16,7 +16,7 @@
 // cuBLAS and NVML are loaded with dlopen: without them those parts report null.
 // A watchdog (--timeout seconds, default 240) ends the process should anything hang.
 //
-// Build (scripts/gpu/bundle does this):
+// Build (tools/limits/limits.sh does this, with -arch=native):
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o limits tools/limits/limits.cu -ldl
 #include <cublas_v2.h>
 #include <cuda_runtime.h>

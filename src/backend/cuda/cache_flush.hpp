@@ -8,7 +8,7 @@
 // to count the same DRAM reads, Steer copies a scratch buffer 1.5 times the size of L2
 // between the restore and the pass, so that L2 holds only scratch lines.
 //
-// Measured on the H200 (scripts/gpu/counters.sh): DRAM reads then agree with ncu within
+// Measured on the H200 against ncu (data/h200/counters/, docs/counters.md): DRAM reads then agree with ncu within
 // 0.1 % and instruction counts exactly. The copy's dirty lines are written back while
 // the kernel runs, so DRAM *writes* read high (vector add: +27 %); ncu differs there too.
 // What did not work: a flush kernel (launching one between the range profiler's passes

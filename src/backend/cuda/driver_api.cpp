@@ -106,7 +106,7 @@ void trace(const char* step) {
   static const bool on = std::getenv("STEER_CUDA_TRACE") != nullptr;
   static const auto first = std::chrono::steady_clock::now();
   if (on) {
-    // Milliseconds since the first step: the gaps place the time too (scripts/gpu/pass_cost.sh).
+    // Milliseconds since the first step: the gaps place the time too (data/h200/counters/pass_cost).
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - first).count();
     std::fprintf(stderr, "[steer worker %d +%.3f ms] %s\n", static_cast<int>(::getpid()), ms, step);
     std::fflush(stderr);
