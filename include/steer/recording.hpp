@@ -148,8 +148,9 @@ class Recording {
   const std::vector<std::string>& counter_names() const noexcept { return counter_names_; }
   double counter(ConfigIndex config, std::size_t which) const { return counters_[which][config]; }
 
-  // The recorded Result of a present configuration (config_index = its space index), or
-  // nullptr when absent. Stable for the Recording's lifetime.
+  // The recorded Result of a present configuration (config_index = its space index; a
+  // single recorded time, such as KTT's Duration, is also its time.median_ms), or nullptr
+  // when absent. Stable for the Recording's lifetime.
   const Result* recorded(ConfigIndex config) const;
   // What replaying `config` yields: the recorded Result, or for an absent configuration a
   // Result with status Skipped and message "not in the recording" (never invented values).

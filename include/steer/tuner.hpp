@@ -131,16 +131,20 @@ class Executor {
   virtual void start(const RunOptions& run) = 0;
   // Thread-safe: runs on the compile pool ahead of the test. Never throws for a property of
   // the configuration (a compile error, a launch geometry that fails): run() reports it.
+  // May return null when there is nothing to prepare (a replay).
   virtual std::unique_ptr<PreparedTest> prepare(ConfigIndex config) = 0;
-  // Runs one test: `run.measure` says what to measure besides timing. Returns the finished
-  // Result (configuration, status, times, counters, energy, validation); warnings said once
-  // per run (a metric the device lacks) go to `warnings`.
-  virtual Result run(ConfigIndex config, PreparedTest& prepared, const RunOptions& run,
-                     std::vector<std::string>& warnings) = 0;
+  // Runs one test, with what prepare() returned for it: `run.measure` says what to measure
+  // besides timing. Returns the finished
+  // Result (configuration, its index, status, times, counters, energy, validation), valid
+  // until the next run(): a replay hands out the recorded Result itself, uncopied. Warnings
+  // said once per run (a metric the device lacks) go to `warnings`.
+  virtual const Result& run(ConfigIndex config, PreparedTest* prepared, const RunOptions& run,
+                            std::vector<std::string>& warnings) = 0;
   // Seconds since start(): the wall clock on a device, the simulated clock of a replay.
   virtual double clock_s() const = 0;
-  // Whether prepare() is worth running ahead on a pool (compiling is; a replay's is free).
-  virtual bool prepares_ahead() const { return true; }
+  // A simulated executor (a replay) compiles nothing and keeps its own clock: the loop
+  // neither prepares its tests ahead on a pool nor times its runs.
+  virtual bool simulated() const { return false; }
 };
 
 // Tests on a device through a Backend: the spec resolved for one problem size, compiled
@@ -153,14 +157,15 @@ class DeviceExecutor final : public Executor {
   const ExecutorInfo& info() const override { return info_; }
   void start(const RunOptions& run) override;
   std::unique_ptr<PreparedTest> prepare(ConfigIndex config) override;
-  Result run(ConfigIndex config, PreparedTest& prepared, const RunOptions& run,
-             std::vector<std::string>& warnings) override;
+  const Result& run(ConfigIndex config, PreparedTest* prepared, const RunOptions& run,
+                    std::vector<std::string>& warnings) override;
   double clock_s() const override;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
   ExecutorInfo info_;
+  Result last_;  // the latest test, handed out by run()
 };
 
 // What one replayed test costs on the simulated clock: compile time + runtime x
@@ -189,16 +194,17 @@ class ReplayExecutor final : public Executor {
   const ExecutorInfo& info() const override { return info_; }
   void start(const RunOptions&) override { clock_ms_ = 0; }
   std::unique_ptr<PreparedTest> prepare(ConfigIndex config) override;
-  Result run(ConfigIndex config, PreparedTest& prepared, const RunOptions& run,
-             std::vector<std::string>& warnings) override;
+  const Result& run(ConfigIndex config, PreparedTest* prepared, const RunOptions& run,
+                    std::vector<std::string>& warnings) override;
   double clock_s() const override { return clock_ms_ / 1e3; }
-  bool prepares_ahead() const override { return false; }
+  bool simulated() const override { return true; }
 
  private:
   const Recording& recording_;
   CostModel cost_;
   ExecutorInfo info_;
   double clock_ms_ = 0;
+  Result missing_;  // what a configuration the recording lacks replays as
 };
 
 // Tunes over `space` with `executor`. With a store, every finished test is committed as it

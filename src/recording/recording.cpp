@@ -117,6 +117,9 @@ void Recording::fill(const ImportedRecording& imported, std::vector<Result> merg
     }
     if (slot_[*config] != kAbsent) continue;  // merging left one result per configuration; guard anyway
     result.config_index = *config;
+    // A format that kept one time per configuration (KTT's Duration) recorded it as the
+    // mean; the median of one time is that time, and the loop ranks by the median.
+    if (result.time.median_ms == 0 && result.time.mean_ms > 0) result.time.median_ms = result.time.mean_ms;
     slot_[*config] = static_cast<std::uint32_t>(results_.size());
     status_[*config] = result.status;
     if (result.time.median_ms > 0 || result.time.mean_ms > 0) runtime_ms_[*config] = recorded_runtime_ms(result);

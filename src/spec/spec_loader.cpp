@@ -19,7 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Words the expression language reads itself (space/expression.hpp): a parameter or
+// Words the expression language reads itself (expression/expression.hpp): a parameter or
 // size variable with one of these names could not be referred to.
 constexpr std::string_view kReservedWords[] = {
     "and", "or",  "not", "if",    "else", "for",   "in",   "True", "False", "true", "false", "min",

@@ -148,11 +148,12 @@ std::unique_ptr<PreparedTest> DeviceExecutor::prepare(ConfigIndex config) {
   return test;
 }
 
-Result DeviceExecutor::run(ConfigIndex config, PreparedTest& prepared, const RunOptions& run_options,
-                           std::vector<std::string>& warnings) {
-  auto& test = static_cast<CompiledTest&>(prepared);
+const Result& DeviceExecutor::run(ConfigIndex config, PreparedTest* prepared, const RunOptions& run_options,
+                                  std::vector<std::string>& warnings) {
+  auto& test = static_cast<CompiledTest&>(*prepared);
   const Space& space = impl_->space;
-  Result result;
+  Result& result = last_;
+  result = Result{};
   result.config_index = config;
   for (std::size_t p = 0; p < space.parameters().size(); ++p) {
     result.configuration.emplace_back(space.parameters()[p].name, space.value(config, p));

@@ -5,13 +5,6 @@
 #include "steer/tuner.hpp"
 
 namespace steer {
-namespace {
-
-// Nothing to compile: run() looks the configuration up again.
-struct RecordedTest final : PreparedTest {};
-
-}  // namespace
-
 double test_cost_ms(const Recording& recording, ConfigIndex config, const MeasureRequest& measure,
                     const CostModel& cost) {
   if (recording.status(config) == Status::Skipped) return 0;  // nothing was compiled or run
@@ -39,15 +32,15 @@ ReplayExecutor::ReplayExecutor(const Recording& recording, CostModel cost) : rec
   info_.spec_name = recording.kernel();
 }
 
-std::unique_ptr<PreparedTest> ReplayExecutor::prepare(ConfigIndex) { return std::make_unique<RecordedTest>(); }
+// Nothing to compile: run() looks the configuration up.
+std::unique_ptr<PreparedTest> ReplayExecutor::prepare(ConfigIndex) { return nullptr; }
 
-Result ReplayExecutor::run(ConfigIndex config, PreparedTest&, const RunOptions& run, std::vector<std::string>&) {
+const Result& ReplayExecutor::run(ConfigIndex config, PreparedTest*, const RunOptions& run,
+                                  std::vector<std::string>&) {
   clock_ms_ += test_cost_ms(recording_, config, run.measure, cost_);
-  Result result = recording_.replay(config);
-  // The loop ranks by the median; a format that kept one time per configuration (KTT's
-  // Duration) recorded it as the mean.
-  result.time.median_ms = recorded_runtime_ms(result);
-  return result;
+  if (const Result* recorded = recording_.recorded(config)) return *recorded;
+  missing_ = recording_.replay(config);
+  return missing_;
 }
 
 }  // namespace steer

@@ -38,8 +38,8 @@ double median(std::vector<double> values) {
 // One proposal on its way through the pipeline.
 struct Pending {
   Proposal proposal;
-  std::optional<Result> cached;             // served from the store (resume)
-  std::optional<Result> replaced;           // the store's test, which lacks what is asked for now
+  std::unique_ptr<Result> cached;           // served from the store (resume)
+  std::unique_ptr<Result> replaced;         // the store's test, which lacks what is asked for now
   std::future<std::unique_ptr<PreparedTest>> prepared;  // valid when prepared ahead
 };
 
@@ -53,8 +53,8 @@ class Loop {
  private:
   bool should_stop();
   void refill();
-  Result execute(Pending& pending);
-  void record(Result result, bool resumed, double overhead_ms);
+  const Result& execute(Pending& pending);
+  void record(const Result& result, Result* owned, bool resumed, double overhead_ms);
   std::uint64_t planned_tests() const;
 
   const Space& space_;
@@ -64,6 +64,8 @@ class Loop {
   const TuneOptions& options_;
 
   std::unique_ptr<ThreadPool> pool_;
+  RunOptions run_options_;                 // options_.run with each test's measure request
+  std::vector<std::string> warnings_;      // of the latest test
   std::int64_t tuning_id_ = 0;
   std::unordered_map<std::string, Result> stored_;
   std::deque<Pending> pipeline_;
@@ -171,9 +173,9 @@ void Loop::refill() {
     if (store_) {
       auto hit = stored_.find(space_.key(proposal.config));
       if (hit != stored_.end() && lacks(hit->second, pending.proposal.measure)) {
-        pending.replaced = hit->second;
+        pending.replaced = std::make_unique<Result>(hit->second);
       } else if (hit != stored_.end()) {
-        pending.cached = hit->second;
+        pending.cached = std::make_unique<Result>(hit->second);
         pending.cached->config_index = proposal.config;
       }
     }
@@ -184,19 +186,28 @@ void Loop::refill() {
   }
 }
 
-Result Loop::execute(Pending& pending) {
+const Result& Loop::execute(Pending& pending) {
   const ConfigIndex config = pending.proposal.config;
-  auto wait_start = Clock::now();
-  std::unique_ptr<PreparedTest> prepared = pending.prepared.valid() ? pending.prepared.get() : executor_.prepare(config);
-  summary_.compile_wait_s += seconds_since(wait_start);
-
-  RunOptions run_options = options_.run;
+  RunOptions& run_options = run_options_;
   run_options.measure = pending.proposal.measure;
-  std::vector<std::string> warnings;
-  auto run_start = Clock::now();
-  Result result = executor_.run(config, *prepared, run_options, warnings);
-  const double run_s = std::max(0.0, seconds_since(run_start) - result.validation_ms / 1e3);
-  result.config_index = config;
+  std::vector<std::string>& warnings = warnings_;
+  warnings.clear();
+  if (executor_.simulated()) {
+    // A lookup: timing it would cost more than it does (its time counts as the framework's),
+    // and a replay has no compile, run or validation time of its own to add up.
+    return executor_.run(config, executor_.prepare(config).get(), run_options, warnings);
+  }
+  double run_s = 0;
+  const Result* outcome = nullptr;
+  {
+    auto wait_start = Clock::now();
+    std::unique_ptr<PreparedTest> prepared = pending.prepared.valid() ? pending.prepared.get() : executor_.prepare(config);
+    summary_.compile_wait_s += seconds_since(wait_start);
+    auto run_start = Clock::now();
+    outcome = &executor_.run(config, prepared.get(), run_options, warnings);
+    run_s = std::max(0.0, seconds_since(run_start) - outcome->validation_ms / 1e3);
+  }
+  const Result& result = *outcome;
   summary_.run_s += run_s;
   summary_.validation_s += result.validation_ms / 1e3;
   summary_.compile_cpu_s += result.compile_ms / 1e3;
@@ -217,12 +228,15 @@ Result Loop::execute(Pending& pending) {
   return result;
 }
 
-void Loop::record(Result result, bool resumed, double overhead_ms) {
+void Loop::record(const Result& result, Result* owned, bool resumed, double overhead_ms) {
   ++summary_.tests;
   if (resumed) ++summary_.resumed;
   if (result.ok()) {
     ++summary_.valid;
-    if (!summary_.best || better(result, *summary_.best)) summary_.best = result;
+    if (!summary_.best || better(result, *summary_.best)) {
+      summary_.best = result;
+      progress_.best = result;  // copied when it changes, not on every test
+    }
   } else if (result.status != Status::Skipped) {
     ++summary_.failed;
   }
@@ -231,9 +245,8 @@ void Loop::record(Result result, bool resumed, double overhead_ms) {
   progress_.valid = summary_.valid;
   progress_.resumed = summary_.resumed;
   progress_.elapsed_s = executor_.clock_s();
-  progress_.best = summary_.best;
   if (options_.on_test) options_.on_test(result, progress_);
-  if (options_.keep_results) summary_.results.push_back(std::move(result));
+  if (options_.keep_results) summary_.results.push_back(owned ? std::move(*owned) : result);
 }
 
 TuneSummary Loop::run() {
@@ -250,6 +263,7 @@ TuneSummary Loop::run() {
                             options_.objective.name(), info.problem_size, info.spec_name));
   }
   executor_.start(options_.run);
+  run_options_ = options_.run;
 
   if (store_) {
     tuning_id_ = store_->tuning(TuningKey{info.spec_name, info.spec_hash, info.device.name, info.device.backend,
@@ -260,7 +274,7 @@ TuneSummary Loop::run() {
     }
   }
   const bool compilers_would_disturb = info.device.runs_on_host_cores && options_.compile_threads == 0;
-  if (options_.compile_ahead && executor_.prepares_ahead() && !compilers_would_disturb) {
+  if (options_.compile_ahead && !executor_.simulated() && !compilers_would_disturb) {
     unsigned threads = options_.compile_threads > 0
                            ? static_cast<unsigned>(options_.compile_threads)
                            : std::max(1u, std::thread::hardware_concurrency() - 1);
@@ -273,8 +287,10 @@ TuneSummary Loop::run() {
   searcher_.start(space_);
   summary_.setup_s = seconds_since(start_);
 
+  // One clock read per test marks where the last one ended: the framework's time per test
+  // is what the test took beyond compile waits, runs and validation.
+  Clock::time_point iteration_start = Clock::now();
   while (!should_stop()) {
-    auto iteration_start = Clock::now();
     double device_side_s = summary_.compile_wait_s + summary_.run_s + summary_.validation_s;
     refill();
     if (pipeline_.empty()) {
@@ -283,10 +299,23 @@ TuneSummary Loop::run() {
     }
     Pending pending = std::move(pipeline_.front());
     pipeline_.pop_front();
-    const bool resumed = pending.cached.has_value();
+    const bool resumed = pending.cached != nullptr;
     progress_.measured = pending.proposal.measure;
-    Result result = resumed ? std::move(*pending.cached) : execute(pending);
+    // The executor's result is read where it is; it is copied only where the loop must
+    // keep or change it (the store, the summary, an objective's score). A replay then
+    // copies nothing per test.
+    const bool must_own = resumed || store_ || options_.keep_results || options_.objective.kind() != Objective::Kind::Time;
+    std::optional<Result> owned;
+    const Result* outcome = nullptr;
+    if (resumed) {
+      owned = std::move(*pending.cached);
+    } else {
+      outcome = &execute(pending);
+      if (must_own) owned = *outcome;
+    }
+    if (owned) outcome = &*owned;
     if (store_ && !resumed) {
+      Result& result = *owned;
       if (pending.replaced && !result.ok()) {
         // Measured again only to add counters or energy, and failed this time: never lose
         // the valid measurement the store holds.
@@ -299,15 +328,17 @@ TuneSummary Loop::run() {
       }
     }
     if (options_.objective.kind() != Objective::Kind::Time) {
-      bests_.update(result);
-      result.score = options_.objective.score(result, bests_, flops_);
+      bests_.update(*owned);
+      owned->score = options_.objective.score(*owned, bests_, flops_);
     }
-    searcher_.observe(result);
-    double iteration_s = seconds_since(iteration_start);
+    searcher_.observe(*outcome);
+    const Clock::time_point iteration_end = Clock::now();
+    const double iteration_s = std::chrono::duration<double>(iteration_end - iteration_start).count();
+    iteration_start = iteration_end;
     double device_s = summary_.compile_wait_s + summary_.run_s + summary_.validation_s - device_side_s;
     double overhead_ms = std::max(0.0, iteration_s - device_s) * 1e3;
-    result.overhead_ms = overhead_ms;
-    record(std::move(result), resumed, overhead_ms);
+    if (owned) owned->overhead_ms = overhead_ms;
+    record(*outcome, owned ? &*owned : nullptr, resumed, overhead_ms);
   }
   // Proposals still in the pipeline are never run: drop their queued compiles.
   pipeline_.clear();

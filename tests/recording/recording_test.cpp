@@ -25,7 +25,7 @@ void expect_replays_exactly(const ImportedRecording& imported) {
     ASSERT_TRUE(config) << expected.key();
     EXPECT_EQ(recording.space().key(*config), expected.key());
     std::vector<std::string> warnings;
-    Result run = executor.run(*config, *executor.prepare(*config), RunOptions{}, warnings);
+    Result run = executor.run(*config, executor.prepare(*config).get(), RunOptions{}, warnings);
     EXPECT_EQ(run.compile_ms, expected.compile_ms);
     EXPECT_EQ(run.message, expected.message);
     EXPECT_EQ(run.status, expected.status) << expected.key();
@@ -98,14 +98,14 @@ TEST(Recording, ReportsAMissingConfigurationInsteadOfInventingOne) {
 
   ReplayExecutor executor(recording);
   std::vector<std::string> warnings;
-  Result missing = executor.run(1, *executor.prepare(1), RunOptions{}, warnings);
+  Result missing = executor.run(1, executor.prepare(1).get(), RunOptions{}, warnings);
   EXPECT_EQ(missing.status, Status::Skipped);
   EXPECT_EQ(missing.message, "not in the recording");
   EXPECT_EQ(missing.time.repetitions, 0);
   EXPECT_EQ(missing.key(), "X=2");
   EXPECT_EQ(executor.clock_s(), 0) << "a configuration that was never recorded costs nothing";
 
-  Result broken = executor.run(2, *executor.prepare(2), RunOptions{}, warnings);
+  Result broken = executor.run(2, executor.prepare(2).get(), RunOptions{}, warnings);
   EXPECT_EQ(broken.status, Status::CompileError);
   EXPECT_EQ(broken.message, "error: too many registers");
   EXPECT_EQ(executor.info().device.backend, "replay");

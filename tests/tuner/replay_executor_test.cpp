@@ -88,7 +88,7 @@ TEST(ReplayExecutor, CountersAskedForAreChargedNotInvented) {
   RunOptions run;
   run.measure.counters = true;
   std::vector<std::string> warnings;
-  Result result = executor.run(0, *executor.prepare(0), run, warnings);
+  Result result = executor.run(0, executor.prepare(0).get(), run, warnings);
   EXPECT_TRUE(result.counters.empty()) << "none were recorded";
   EXPECT_DOUBLE_EQ(executor.clock_s() * 1e3, 100 + 1 + 5 * (1 + 12.5));
 }
