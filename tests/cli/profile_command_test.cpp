@@ -17,7 +17,7 @@ using Outcome = steer::test_support::CliOutcome;
 
 const std::string kGemmSpec = "'" STEER_SOURCE_DIR "/kernels/gemm/spec.json'";
 const std::string kGemmStore = "'" STEER_SOURCE_DIR "/data/h200/gemm_h200.db.gz'";
-// The best gemm configuration of session 5 (recorded since then, never removed).
+// A gemm configuration that stages A and B in shared memory (in the recording: a fixture).
 const std::string kStagedInSharedMemory =
     "MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=8,MDIMA=32,NDIMB=16,KWI=2,VWM=2,VWN=4,STRM=0,STRN=0,SA=1,SB=1,PRECISION=32";
 
@@ -56,7 +56,7 @@ TEST(ProfileCommand, AnalysesTheCountersARecordingHolds) {
 }
 
 TEST(ProfileCommand, NamesWhatIsMissingFromTheRecording) {
-  // The live profile-based run of session 4 (60 tests, fixed): it profiled one test in six,
+  // A live profile-based run on the H200 (60 tests, fixed): it profiled one test in six,
   // so most of its tests have no counters, and most of the space is not in it.
   const std::string store = "'" STEER_SOURCE_DIR "/data/h200/runs/profile_based_gemm_h200.db.gz'";
   const auto expect_refused = [&](const std::string& config, const std::string& reason) {

@@ -57,7 +57,7 @@ std::vector<std::string> repository_files() {
     }
     return files;
   }
-  const std::set<std::string> skipped = {".git", "out", ".gpu-bundle", ".whl", ".gl", "__pycache__"};
+  const std::set<std::string> skipped = {".git", "out", ".whl", ".gl", "__pycache__"};
   for (auto it = fs::recursive_directory_iterator(kRoot); it != fs::recursive_directory_iterator(); ++it) {
     const std::string name = it->path().filename().string();
     if (it->is_directory() && (skipped.count(name) > 0 || name.rfind("build", 0) == 0)) {

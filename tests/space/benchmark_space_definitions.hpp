@@ -1,8 +1,9 @@
 #pragma once
-// The reference benchmark spaces, written from /work/shared/docs/benchmarks.md (and, for
-// pnpoly, data/recordings/PROVENANCE.md) as specifications for the space tests. The
-// benchmark programs keep their own copy (bench/benchmark_spaces.hpp) so that a change
-// there cannot silently change what these tests check.
+// The reference benchmark spaces, written from the benchmarks' published parameter lists and
+// rules (the comments below say how each was read; for pnpoly, data/recordings/PROVENANCE.md)
+// as specifications for the space tests. The benchmark programs keep their own copy
+// (bench/benchmark_spaces.hpp) so that a change there cannot silently change what these
+// tests check.
 #include <string>
 #include <vector>
 
