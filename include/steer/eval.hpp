@@ -21,6 +21,12 @@
 
 namespace steer {
 
+// How far a run of the performance score goes (SimulationOptions::horizon).
+struct RunHorizon {
+  std::uint64_t tests = 0;
+  double seconds = 0;  // simulated
+};
+
 struct SimulationOptions {
   double target = 1.1;                  // well-performing: runtime <= target x the best valid runtime
   std::optional<std::uint64_t> budget;  // tests per run; unset: the whole space
@@ -28,6 +34,12 @@ struct SimulationOptions {
   // compile-ahead window on a device. 1 is a strictly sequential search.
   std::size_t ahead = 1;
   CostModel cost;
+  // Unset: a run stops at the first well-performing configuration (what tests-to-target
+  // counts) or when the budget is spent. Set (the runs of the performance score): neither
+  // the target nor the budget stops it; it goes on until it has made horizon->tests tests
+  // and its simulated clock has reached horizon->seconds, both, or until the space or the
+  // searcher is exhausted. tests_to_target still records where it first reached the target.
+  std::optional<RunHorizon> horizon;
 };
 
 // A point where a run's best-so-far valid runtime improved.
@@ -47,7 +59,8 @@ struct SimulatedRun {
 
 // One run of steer::tune with a ReplayExecutor: `searcher` over the recording's space,
 // stopping at the first well-performing configuration or when the budget is spent (a
-// recording without a valid configuration never reaches the target). Calls searcher.start().
+// recording without a valid configuration never reaches the target), or at the horizon
+// when one is set. Calls searcher.start().
 SimulatedRun simulate_run(const Recording& recording, Searcher& searcher, const SimulationOptions& options);
 
 // Statistics of tests-to-target over the runs that reached the target; NaN for no runs.
