@@ -248,8 +248,10 @@ struct SimulationReport {
   Evaluation evaluation;
 };
 
-// JSON: the summary per searcher; with `details`, also every run's tests to the target
-// and the best-so-far curves (what steer report plots). NaN is written as null.
+// JSON: the summary per searcher (with the performance score on both axes, null when not
+// computed, and the score's cut-offs); with `details`, also every run's tests to the target,
+// the best-so-far curves (what steer report plots) and the score's curves. NaN is written
+// as null.
 void write_simulation_json(std::ostream& out, const SimulationReport& simulation, bool details);
 // Reads what write_simulation_json wrote with details. Throws Error naming the file and
 // what it lacks.

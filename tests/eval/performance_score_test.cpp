@@ -1,9 +1,14 @@
 // The performance score P: the calculated random-search baseline checked by hand, P of
 // searchers that find the optimum first and last, random search against its own baseline,
-// the time axis's mean test cost, and every other figure left as it is.
+// the time axis's mean test cost, every other figure left as it is, and the score in the
+// simulation file.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
 
 #include "steer/error.hpp"
 #include "steer/eval.hpp"
@@ -217,6 +222,33 @@ TEST(PerformanceScore, LeavesEveryOtherFigureAsItIs) {
     for (std::size_t r = 0; r < a.per_run.size(); ++r) EXPECT_EQ(a.per_run[r].tests, b.per_run[r].tests);
     EXPECT_FALSE(std::isnan(b.score.fevals));
   }
+}
+
+TEST(PerformanceScore, TheSimulationFileCarriesTheScore) {
+  SimulationReport report;
+  report.data = "hand-made";
+  report.runs = 5;
+  report.evaluation = evaluate(recording_of(kWorstFirst), {"exhaustive"}, scored(5));
+  std::ostringstream text;
+  write_simulation_json(text, report, true);
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("steer_score_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(file) << text.str();
+  SimulationReport read = read_simulation_json(file);
+  std::filesystem::remove(file);
+  ASSERT_TRUE(read.evaluation.score.has_value());
+  const ScoreCutoffs &written = *report.evaluation.score, &back = *read.evaluation.score;
+  EXPECT_EQ(back.points, written.points);
+  EXPECT_EQ(back.end_tests, written.end_tests);
+  EXPECT_EQ(back.test_cost_ms, written.test_cost_ms);
+  EXPECT_EQ(back.end_s, written.end_s);
+  const PerformanceScore &a = report.evaluation.searchers[0].score, &b = read.evaluation.searchers[0].score;
+  EXPECT_EQ(b.fevals, a.fevals);
+  EXPECT_EQ(b.time, a.time);
+  EXPECT_EQ(b.fevals_x, a.fevals_x);
+  EXPECT_EQ(b.fevals_curve, a.fevals_curve);
+  EXPECT_EQ(b.time_x, a.time_x);
+  EXPECT_EQ(b.time_curve, a.time_curve);
 }
 
 }  // namespace
