@@ -61,7 +61,8 @@ void print_table(const Evaluation& evaluation, const Recording& recording, const
   fmt::print("{} runs per searcher; tests to target over the runs that reached it\n", args.runs);
   if (evaluation.score) {
     const ScoreCutoffs& cutoffs = *evaluation.score;
-    fmt::print("performance score P over {} points: tests 1 to {}, simulated time {:.4g} to {:.4g} s ({:.4g} ms a test)\n",
+    fmt::print("performance score P over {} points: tests 1 to {}, simulated time {:.4g} to {:.4g} s "
+               "({:.4g} ms a test)\n",
                cutoffs.points, cutoffs.end_tests, cutoffs.start_s, cutoffs.end_s, cutoffs.test_cost_ms);
   }
   fmt::print("\n{:<14} {:>10} {:>8} {:>8} {:>7} {:>12} {:>9}", "searcher", "mean", "median", "p90", "failed",

@@ -154,8 +154,9 @@ PerformanceScore score_runs(const RandomSearchBaseline& baseline, const ScoreCut
   // Tests: whole numbers of tests, equidistant between the cut-offs before rounding.
   score.fevals_x = equidistant(1, static_cast<double>(cutoffs.end_tests), points);
   for (double& x : score.fevals_x) x = round_half_even(x);
-  const std::vector<double> found_by_test = mean_best_found(
-      runs, score.fevals_x, baseline.worst_ms(), [](const Improvement& step) { return static_cast<double>(step.test); });
+  const std::vector<double> found_by_test =
+      mean_best_found(runs, score.fevals_x, baseline.worst_ms(),
+                      [](const Improvement& step) { return static_cast<double>(step.test); });
   for (std::size_t i = 0; i < points; ++i) {
     const double base = baseline.runtime_ms(static_cast<std::uint64_t>(score.fevals_x[i]));
     score.fevals_curve.push_back(performance_score(base, found_by_test[i], optimum));

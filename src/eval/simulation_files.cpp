@@ -190,7 +190,9 @@ void write_simulation_json(std::ostream& out, const SimulationReport& simulation
       searcher["run_time_s"] = time_s;
       searcher["curve_by_test"] = curve_json(e.by_test);
       searcher["curve_by_time"] = curve_json(e.by_time);
-      if (!e.score.fevals_x.empty()) searcher["score_curve_fevals"] = score_curve_json(e.score.fevals_x, e.score.fevals_curve);
+      if (!e.score.fevals_x.empty()) {
+        searcher["score_curve_fevals"] = score_curve_json(e.score.fevals_x, e.score.fevals_curve);
+      }
       if (!e.score.time_x.empty()) searcher["score_curve_time"] = score_curve_json(e.score.time_x, e.score.time_curve);
     }
     searchers.push_back(std::move(searcher));
