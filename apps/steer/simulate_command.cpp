@@ -37,6 +37,8 @@ struct SimulateArgs {
   bool json = false;
   bool details = false;
   bool with_counters = false;
+  bool score = false;
+  std::size_t score_points = 50;
   std::string curves;
   std::string trace;
 };
@@ -56,13 +58,23 @@ void print_table(const Evaluation& evaluation, const Recording& recording, const
     fmt::print("{} of the configurations are in the recording; {} recorded ones are outside the space\n",
                recording.present_count(), recording.outside_space());
   }
-  fmt::print("{} runs per searcher; tests to target over the runs that reached it\n\n", args.runs);
-  fmt::print("{:<14} {:>10} {:>8} {:>8} {:>7} {:>12} {:>9}\n", "searcher", "mean", "median", "p90", "failed",
+  fmt::print("{} runs per searcher; tests to target over the runs that reached it\n", args.runs);
+  if (evaluation.score) {
+    const ScoreCutoffs& cutoffs = *evaluation.score;
+    fmt::print("performance score P over {} points: tests 1 to {}, simulated time {:.4g} to {:.4g} s "
+               "({:.4g} ms a test)\n",
+               cutoffs.points, cutoffs.end_tests, cutoffs.start_s, cutoffs.end_s, cutoffs.test_cost_ms);
+  }
+  fmt::print("\n{:<14} {:>10} {:>8} {:>8} {:>7} {:>12} {:>9}", "searcher", "mean", "median", "p90", "failed",
              "mean time s", "vs random");
+  if (evaluation.score) fmt::print(" {:>8} {:>8}", "P tests", "P time");
+  fmt::print("\n");
   for (const SearcherEvaluation& e : evaluation.searchers) {
-    fmt::print("{:<14} {:>10} {:>8} {:>8} {:>7} {:>12} {:>9}\n", e.name, cell(e.mean_tests, 1),
+    fmt::print("{:<14} {:>10} {:>8} {:>8} {:>7} {:>12} {:>9}", e.name, cell(e.mean_tests, 1),
                cell(e.median_tests, 1), cell(e.p90_tests, 0), e.failed_runs, cell(e.mean_time_s, 3),
                cell(e.ratio_to_random.value_or(NAN), 3));
+    if (evaluation.score) fmt::print(" {:>8} {:>8}", cell(e.score.fevals, 3), cell(e.score.time, 3));
+    fmt::print("\n");
   }
 }
 
@@ -94,6 +106,8 @@ int run_simulate(const SimulateArgs& args) {
   options.threads = args.threads > 0 ? args.threads : std::max(1u, std::thread::hardware_concurrency());
   options.model_path = args.model;
   options.keep_routes = !args.trace.empty();
+  options.score = args.score;
+  options.score_points = args.score_points;
   for (const std::string& setting : args.settings) {
     auto eq = setting.find('=');
     if (eq == std::string::npos) throw Error(fmt::format("--set '{}': expected NAME=VALUE", setting));
@@ -171,6 +185,12 @@ Runner register_simulate(CLI::App& app) {
   command->add_option("--pass-overhead-ms", args->pass_overhead_ms, "Overhead costed per profiling pass")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  command->add_flag("--score", args->score,
+                    "Also compute the performance score P against the calculated random-search baseline, over "
+                    "tests and over simulated time (runs of their own that go on past the target)");
+  command->add_option("--score-points", args->score_points, "Points between the cut-offs that P is averaged over")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   command->add_flag("--json", args->json, "Print the statistics as JSON");
   command->add_flag("--details", args->details,
                     "With --json: add per-run tests to target and the best-so-far curves (for steer report)");

@@ -1,14 +1,18 @@
 #pragma once
 // Simulated tuning: searchers replayed against a Recording many times, counting the tests
-// (and simulated seconds) until the first well-performing configuration (method.md §1, §8).
+// (and simulated seconds) until the first well-performing configuration (method.md §1, §8),
+// and scoring them against the calculated random-search baseline (the performance score P).
 //
 //   steer::Recording recording = steer::Recording::load("pnpoly_rtx2080ti.ktt.json.gz");
 //   steer::EvaluationOptions options;          // 1,000 runs, target 1.1x the best
 //   steer::Evaluation e = steer::evaluate(recording, {"random", "exhaustive"}, options);
 //   e.searchers[0].mean_tests;
+//   options.score = true;                      // also P, over tests and simulated time
+//   steer::evaluate(recording, {"genetic"}, options).searchers[0].score.fevals;
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -21,6 +25,12 @@
 
 namespace steer {
 
+// How far a run of the performance score goes (SimulationOptions::horizon).
+struct RunHorizon {
+  std::uint64_t tests = 0;
+  double seconds = 0;  // simulated
+};
+
 struct SimulationOptions {
   double target = 1.1;                  // well-performing: runtime <= target x the best valid runtime
   std::optional<std::uint64_t> budget;  // tests per run; unset: the whole space
@@ -28,6 +38,12 @@ struct SimulationOptions {
   // compile-ahead window on a device. 1 is a strictly sequential search.
   std::size_t ahead = 1;
   CostModel cost;
+  // Unset: a run stops at the first well-performing configuration (what tests-to-target
+  // counts) or when the budget is spent. Set (the runs of the performance score): neither
+  // the target nor the budget stops it; it goes on until it has made horizon->tests tests
+  // and its simulated clock has reached horizon->seconds, both, or until the space or the
+  // searcher is exhausted. tests_to_target still records where it first reached the target.
+  std::optional<RunHorizon> horizon;
 };
 
 // A point where a run's best-so-far valid runtime improved.
@@ -47,7 +63,8 @@ struct SimulatedRun {
 
 // One run of steer::tune with a ReplayExecutor: `searcher` over the recording's space,
 // stopping at the first well-performing configuration or when the budget is spent (a
-// recording without a valid configuration never reaches the target). Calls searcher.start().
+// recording without a valid configuration never reaches the target), or at the horizon
+// when one is set. Calls searcher.start().
 SimulatedRun simulate_run(const Recording& recording, Searcher& searcher, const SimulationOptions& options);
 
 // Statistics of tests-to-target over the runs that reached the target; NaN for no runs.
@@ -71,6 +88,11 @@ struct EvaluationOptions {
   // Keep every run's route (RunSummary::tested, with_counters): what `steer simulate --trace`
   // writes, to see where a searcher went in the runs that took long.
   bool keep_routes = false;
+  // Also compute the performance score P of every searcher (SearcherEvaluation::score) at
+  // score_points points: from runs of their own (the same seeds) that go on past the target
+  // to the score's end cut-off, so every other figure is the same with it as without.
+  bool score = false;
+  std::size_t score_points = 50;
 };
 
 // Mean and standard deviation, over runs, of the best valid runtime found so far. Runs
@@ -94,6 +116,76 @@ struct RunSummary {
   std::vector<bool> with_counters;
 };
 
+// ---- The performance score P (Willemsen et al., "A methodology for comparing optimization
+// algorithms for auto-tuning", FGCS 2024; docs/simulate.md "The performance score P") ----
+
+// The calculated random-search baseline without replacement: the runtime that the best of
+// M distinct uniformly drawn valid configurations has, as the expected index in the valid
+// runtimes sorted worst first, dist[0] the worst .. dist[N-1] the optimum:
+// index(M) = min(N-1, round(M (N+1) / (M+1))), rounded half to even (Python's round).
+class RandomSearchBaseline {
+ public:
+  // The valid runtimes of a space, in any order. Throws Error when there is none or one is
+  // not a finite number.
+  explicit RandomSearchBaseline(std::vector<double> valid_runtimes_ms);
+  // The recording's valid runtimes (status ok); throws Error when it has none.
+  static RandomSearchBaseline of(const Recording& recording);
+
+  std::size_t size() const noexcept { return worst_first_.size(); }  // N
+  const std::vector<double>& worst_first() const noexcept { return worst_first_; }
+  double worst_ms() const noexcept { return worst_first_.front(); }
+  double optimum_ms() const noexcept { return worst_first_.back(); }
+  std::size_t index(std::uint64_t evaluations) const noexcept;  // evaluations 0 counts as 1
+  double runtime_ms(std::uint64_t evaluations) const noexcept { return worst_first_[index(evaluations)]; }
+  // Over time: M = max(1, round(seconds / the mean seconds a test costs)), half to even.
+  static std::uint64_t evaluations_in(double seconds, double test_cost_s) noexcept;
+  // The smallest M with runtime_ms(M) <= runtime; throws Error when runtime < the optimum.
+  std::uint64_t evaluations_to_reach(double runtime) const;
+
+ private:
+  std::vector<double> worst_first_;
+};
+
+// What one test costs on average over the space: test_cost_ms with plain timing
+// (MeasureRequest{}) over every present configuration that is not recorded as skipped.
+// NaN when there is none.
+double mean_test_cost_ms(const Recording& recording, const CostModel& cost);
+
+// P(x) = (baseline - best_found) / (baseline - optimum), and 0 where baseline == optimum:
+// 0 is random search, 1 the optimum, below 0 worse than random.
+double performance_score(double baseline_ms, double best_found_ms, double optimum_ms) noexcept;
+
+// Where the score is taken: score_points equidistant points from 1 test to end_tests on
+// the test axis (rounded to whole tests), from 1 x test_cost to end_tests x test_cost on the
+// simulated-time axis. end_tests: the smallest M whose baseline is within the target,
+// baseline(M) <= target x the optimum.
+struct ScoreCutoffs {
+  std::size_t points = 50;
+  double target = 1.1;
+  double test_cost_ms = 0;  // mean_test_cost_ms
+  std::uint64_t end_tests = 1;
+  double start_s = 0, end_s = 0;
+};
+ScoreCutoffs score_cutoffs(const RandomSearchBaseline& baseline, double test_cost_ms, double target,
+                           std::size_t points = 50);
+
+// A searcher's score: P at each point of both axes and their means. NaN and empty when
+// not computed.
+struct PerformanceScore {
+  double fevals = std::numeric_limits<double>::quiet_NaN();  // mean of fevals_curve
+  double time = std::numeric_limits<double>::quiet_NaN();    // mean of time_curve
+  std::vector<double> fevals_x, fevals_curve;                // x: tests
+  std::vector<double> time_x, time_curve;                    // x: simulated seconds
+};
+
+// The score of a searcher from its runs' best-so-far step functions (SimulatedRun::
+// improvements). best_found(x) is the mean over runs of the best valid runtime found by x
+// (tests made, or simulated seconds); a run with no valid test by x counts as the worst
+// valid runtime. Every run must have gone on to the end cut-offs (SimulationOptions::horizon)
+// or have finished its search. Throws Error for no runs.
+PerformanceScore score_runs(const RandomSearchBaseline& baseline, const ScoreCutoffs& cutoffs,
+                            const std::vector<std::vector<Improvement>>& runs);
+
 struct SearcherEvaluation {
   std::string name;
   std::uint64_t runs = 0, failed_runs = 0;  // failed: never reached the target
@@ -104,11 +196,13 @@ struct SearcherEvaluation {
   std::vector<CurvePoint> by_test;          // x = 1 .. the longest run's tests
   std::vector<CurvePoint> by_time;          // x evenly spaced up to the longest run's time
   std::vector<RunSummary> per_run;          // run r (seed + r) at index r
+  PerformanceScore score;                   // with EvaluationOptions::score
 };
 
 struct Evaluation {
   double best_ms = 0, target_ms = 0;
   std::uint64_t configs = 0, valid = 0;  // configurations in the space; valid ones
+  std::optional<ScoreCutoffs> score;     // with EvaluationOptions::score
   std::vector<SearcherEvaluation> searchers;
 };
 
@@ -154,8 +248,10 @@ struct SimulationReport {
   Evaluation evaluation;
 };
 
-// JSON: the summary per searcher; with `details`, also every run's tests to the target
-// and the best-so-far curves (what steer report plots). NaN is written as null.
+// JSON: the summary per searcher (with the performance score on both axes, null when not
+// computed, and the score's cut-offs); with `details`, also every run's tests to the target,
+// the best-so-far curves (what steer report plots) and the score's curves. NaN is written
+// as null.
 void write_simulation_json(std::ostream& out, const SimulationReport& simulation, bool details);
 // Reads what write_simulation_json wrote with details. Throws Error naming the file and
 // what it lacks.

@@ -71,13 +71,16 @@ std::map<std::string, std::string> settings_for(const std::string& searcher,
 namespace {
 
 std::vector<RunOutcome> simulate_runs(const Recording& recording, const std::string& name,
-                                      const EvaluationOptions& options) {
+                                      const EvaluationOptions& options,
+                                      std::optional<RunHorizon> horizon = std::nullopt) {
   std::vector<RunOutcome> outcomes(options.runs);
   const std::map<std::string, std::string> settings = settings_for(name, options.settings);
+  SimulationOptions simulation = options.simulation;
+  if (horizon) simulation.horizon = horizon;
   parallel_for(options.runs, options.threads, [&](std::uint64_t r) {
     SearcherOptions searcher_options{.seed = options.seed + r, .model_path = options.model_path, .settings = settings};
     std::unique_ptr<Searcher> searcher = make_searcher(name, searcher_options);
-    SimulatedRun run = simulate_run(recording, *searcher, options.simulation);
+    SimulatedRun run = simulate_run(recording, *searcher, simulation);
     outcomes[r] = {run.tested.size(), run.tests_to_target, run.time_s, std::move(run.improvements), {}, {}};
     if (options.keep_routes) {
       outcomes[r].tested = std::move(run.tested);
@@ -192,6 +195,24 @@ Evaluation evaluate(const Recording& recording, const std::vector<std::string>& 
   evaluation.valid = recording.valid_count();
   for (const std::string& name : searchers) {
     evaluation.searchers.push_back(summarise(name, simulate_runs(recording, name, options), options.time_points));
+  }
+  if (options.score) {
+    // Runs of their own, with the same seeds, that go on past the target to the end cut-offs
+    // of both axes: the runs above stop at the target and keep their figures.
+    const RandomSearchBaseline baseline = RandomSearchBaseline::of(recording);
+    const ScoreCutoffs cutoffs = score_cutoffs(baseline, mean_test_cost_ms(recording, options.simulation.cost),
+                                               options.simulation.target, options.score_points);
+    evaluation.score = cutoffs;
+    const RunHorizon horizon{.tests = cutoffs.end_tests, .seconds = cutoffs.end_s};
+    EvaluationOptions score_options = options;
+    score_options.keep_routes = false;
+    for (SearcherEvaluation& e : evaluation.searchers) {
+      std::vector<std::vector<Improvement>> runs;
+      for (RunOutcome& outcome : simulate_runs(recording, e.name, score_options, horizon)) {
+        runs.push_back(std::move(outcome.improvements));
+      }
+      e.score = score_runs(baseline, cutoffs, runs);
+    }
   }
 
   const std::string baseline = "random";

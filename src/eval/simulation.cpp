@@ -1,5 +1,6 @@
 // One simulated tuning run: the tuning loop itself, over a replayed recording.
 #include <algorithm>
+#include <atomic>
 
 #include "steer/eval.hpp"
 
@@ -9,9 +10,19 @@ SimulatedRun simulate_run(const Recording& recording, Searcher& searcher, const 
   const Space& space = recording.space();
   ReplayExecutor executor(recording, options.cost);
   TuneOptions tune_options;
-  tune_options.stop.tests = std::min(space.size(), options.budget.value_or(space.size()));
   // A recording without a valid configuration never reaches the target.
-  if (recording.best_runtime_ms()) tune_options.stop.target_ms = options.target * *recording.best_runtime_ms();
+  std::optional<double> target_ms;
+  if (recording.best_runtime_ms()) target_ms = options.target * *recording.best_runtime_ms();
+  // To a horizon, the run ends where both of its limits are passed: the loop's stop rules
+  // end a run at the first one met, so the loop is told to stop after the test that passes
+  // the later one.
+  std::atomic<bool> horizon_passed{false};
+  if (options.horizon) {
+    tune_options.interrupt = &horizon_passed;
+  } else {
+    tune_options.stop.tests = std::min(space.size(), options.budget.value_or(space.size()));
+    tune_options.stop.target_ms = target_ms;
+  }
   tune_options.window = std::max<std::size_t>(options.ahead, 1);
   tune_options.keep_results = false;
 
@@ -20,12 +31,15 @@ SimulatedRun simulate_run(const Recording& recording, Searcher& searcher, const 
   tune_options.on_test = [&](const Result& result, const TuneProgress& progress) {
     run.tested.push_back(result.config_index);
     run.with_counters.push_back(progress.measured.counters);
+    if (options.horizon && progress.tests >= options.horizon->tests && progress.elapsed_s >= options.horizon->seconds) {
+      horizon_passed = true;
+    }
     if (!result.ok()) return;
     if (!best_ms || result.time.median_ms < *best_ms) {
       best_ms = result.time.median_ms;
       run.improvements.push_back({run.tested.size(), progress.elapsed_s, result.time.median_ms});
     }
-    if (tune_options.stop.target_ms && result.time.median_ms <= *tune_options.stop.target_ms && !run.tests_to_target) {
+    if (target_ms && result.time.median_ms <= *target_ms && !run.tests_to_target) {
       run.tests_to_target = run.tested.size();
     }
   };

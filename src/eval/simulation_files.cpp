@@ -54,6 +54,25 @@ std::vector<CurvePoint> curve_from_json(const Json& curve, const std::string& wh
   return points;
 }
 
+// A score curve as columns: {"x": [...], "score": [...]}.
+Json score_curve_json(const std::vector<double>& x, const std::vector<double>& score) {
+  Json xs = Json::array(), scores = Json::array();
+  for (double value : x) xs.push_back(value);
+  for (double value : score) scores.push_back(number_or_null(value));
+  return {{"x", xs}, {"score", scores}};
+}
+
+void score_curve_from_json(const Json& curve, const std::string& where, std::vector<double>& x,
+                           std::vector<double>& score) {
+  if (!curve.is_object() || !curve.contains("x") || !curve["x"].is_array() || !curve.contains("score") ||
+      !curve["score"].is_array()) {
+    throw Error(fmt::format("{}: no arrays 'x' and 'score'", where));
+  }
+  if (curve["x"].size() != curve["score"].size()) throw Error(fmt::format("{}: its columns differ in length", where));
+  for (const Json& value : curve["x"]) x.push_back(number_of(value));
+  for (const Json& value : curve["score"]) score.push_back(number_of(value));
+}
+
 SimulationReport parse_simulation(const std::string& file) {
   std::ifstream in(file);
   if (!in) throw Error(fmt::format("cannot read the simulation '{}': {}", file, std::strerror(errno)));
@@ -85,6 +104,17 @@ SimulationReport parse_simulation(const std::string& file) {
   e.target_ms = document.contains("target_time") ? number_of(document["target_time"]) : simulation.target * e.best_ms;
   e.configs = document.value("configs", std::uint64_t{0});
   e.valid = document.value("valid", std::uint64_t{0});
+  if (document.contains("score") && document["score"].is_object()) {
+    const Json& score = document["score"];
+    ScoreCutoffs cutoffs;
+    cutoffs.points = score.at("points").get<std::size_t>();
+    cutoffs.target = score.value("target", simulation.target);
+    cutoffs.test_cost_ms = number_of(score.at("test_cost_ms"));
+    cutoffs.end_tests = score.at("end_tests").get<std::uint64_t>();
+    cutoffs.start_s = number_of(score.at("start_s"));
+    cutoffs.end_s = number_of(score.at("end_s"));
+    e.score = cutoffs;
+  }
   for (const Json& s : document["searchers"]) {
     SearcherEvaluation searcher;
     searcher.name = s.value("name", "");
@@ -116,6 +146,16 @@ SimulationReport parse_simulation(const std::string& file) {
     searcher.runs = s.value("runs", static_cast<std::uint64_t>(searcher.per_run.size()));
     searcher.by_test = curve_from_json(s["curve_by_test"], where + ": curve_by_test");
     searcher.by_time = curve_from_json(s["curve_by_time"], where + ": curve_by_time");
+    if (s.contains("score_fevals")) searcher.score.fevals = number_of(s["score_fevals"]);
+    if (s.contains("score_time")) searcher.score.time = number_of(s["score_time"]);
+    if (s.contains("score_curve_fevals")) {
+      score_curve_from_json(s["score_curve_fevals"], where + ": score_curve_fevals", searcher.score.fevals_x,
+                            searcher.score.fevals_curve);
+    }
+    if (s.contains("score_curve_time")) {
+      score_curve_from_json(s["score_curve_time"], where + ": score_curve_time", searcher.score.time_x,
+                            searcher.score.time_curve);
+    }
     e.searchers.push_back(std::move(searcher));
   }
   if (e.searchers.empty()) throw Error(fmt::format("the simulation '{}' holds no searcher", file));
@@ -135,6 +175,8 @@ void write_simulation_json(std::ostream& out, const SimulationReport& simulation
                      {"failed_runs", e.failed_runs},
                      {"mean_time_s", number_or_null(e.mean_time_s)},
                      {"ratio_to_random", number_or_null(e.ratio_to_random.value_or(NAN))},
+                     {"score_fevals", number_or_null(e.score.fevals)},
+                     {"score_time", number_or_null(e.score.time)},
                      {"runs", e.runs}};
     if (details) {
       Json to_target = Json::array(), tests = Json::array(), time_s = Json::array();
@@ -148,6 +190,10 @@ void write_simulation_json(std::ostream& out, const SimulationReport& simulation
       searcher["run_time_s"] = time_s;
       searcher["curve_by_test"] = curve_json(e.by_test);
       searcher["curve_by_time"] = curve_json(e.by_time);
+      if (!e.score.fevals_x.empty()) {
+        searcher["score_curve_fevals"] = score_curve_json(e.score.fevals_x, e.score.fevals_curve);
+      }
+      if (!e.score.time_x.empty()) searcher["score_curve_time"] = score_curve_json(e.score.time_x, e.score.time_curve);
     }
     searchers.push_back(std::move(searcher));
   }
@@ -165,6 +211,14 @@ void write_simulation_json(std::ostream& out, const SimulationReport& simulation
                  {"seed", simulation.seed},
                  {"repetitions", simulation.repetitions}};
   if (simulation.left_out_without_counters) report["left_out_without_counters"] = *simulation.left_out_without_counters;
+  if (evaluation.score) {
+    const ScoreCutoffs& cutoffs = *evaluation.score;
+    report["score"] = {{"points", cutoffs.points},           {"target", cutoffs.target},
+                       {"test_cost_ms", cutoffs.test_cost_ms}, {"end_tests", cutoffs.end_tests},
+                       {"start_s", cutoffs.start_s},           {"end_s", cutoffs.end_s}};
+  } else {
+    report["score"] = nullptr;
+  }
   out << report.dump(2) << '\n';
 }
 

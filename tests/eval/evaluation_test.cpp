@@ -102,6 +102,28 @@ TEST(Evaluation, ARunThatSpendsItsBudgetFails) {
   EXPECT_DOUBLE_EQ(e.searchers[0].by_time.back().x, 0.313);
 }
 
+TEST(Evaluation, ARunToAHorizonGoesOnPastTheTarget) {
+  // Exhaustive search reaches X = 4 (1.05 ms) at test 4, the optimum X = 5 at test 5.
+  Recording recording = six_configurations();
+  SimulationOptions options;
+  options.horizon = RunHorizon{.tests = 5, .seconds = 0};
+  auto searcher = make_searcher("exhaustive", {});
+  SimulatedRun run = simulate_run(recording, *searcher, options);
+  EXPECT_EQ(run.tested.size(), 5u);
+  EXPECT_EQ(run.tests_to_target, 4u) << "where it first reached the target";
+  ASSERT_EQ(run.improvements.size(), 3u);
+  EXPECT_EQ(run.improvements.back().best_ms, 1) << "the optimum, after the target";
+  // Both limits: one test, and 0.3 s of simulated time (105, 100, 108 ms: 0.313 s after test 3).
+  options.horizon = RunHorizon{.tests = 1, .seconds = 0.3};
+  searcher = make_searcher("exhaustive", {});
+  EXPECT_EQ(simulate_run(recording, *searcher, options).tested.size(), 3u);
+  // The budget does not stop it; the end of the space does.
+  options.budget = 2;
+  options.horizon = RunHorizon{.tests = 100, .seconds = 0};
+  searcher = make_searcher("exhaustive", {});
+  EXPECT_EQ(simulate_run(recording, *searcher, options).tested.size(), 6u);
+}
+
 TEST(Evaluation, RandomSearchNeedsAboutWhatTheFormulaSays) {
   // Uniform order without repeats, k = 2 good among n = 6: E[first good] = (n + 1) / (k + 1) = 7/3.
   // Its standard deviation is about 1.25, so the mean of 2,000 runs is within 0.1 of 7/3
