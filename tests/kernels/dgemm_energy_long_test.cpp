@@ -31,17 +31,9 @@ using benchmark_tests::spec_path;
 
 constexpr std::uint64_t kSeed = 20261130;  // fixed samples: a failure reproduces
 
-class DgemmEnergyTuning : public ::testing::Test {
+// Skips without an OpenCL device; backend_ is the device.
+class DgemmEnergyTuning : public benchmark_tests::BenchmarkOnOpencl {
  protected:
-  void SetUp() override {
-    if (!opencl_backend_built()) GTEST_SKIP() << "the OpenCL backend was not built";
-    try {
-      backend_ = make_opencl_backend({});
-    } catch (const BackendError& error) {
-      GTEST_SKIP() << "no OpenCL device: " << error.what();
-    }
-  }
-
   // Tunes `tests` configurations that `searcher` proposes, at 'small' (one launch each, no
   // warm-up), and expects every one to validate.
   void expect_all_validate(Searcher& searcher, std::uint64_t tests) {
@@ -66,7 +58,6 @@ class DgemmEnergyTuning : public ::testing::Test {
                 static_cast<unsigned long long>(summary.tests), summary.wall_s, summary.compile_cpu_s);
   }
 
-  std::unique_ptr<Backend> backend_;
 };
 
 // The random searcher with a fixed seed: the same configurations every run.

@@ -39,17 +39,9 @@ using benchmark_tests::spec_path;
 
 constexpr std::uint64_t kSeed = 20261130;  // fixed samples: a failure reproduces
 
-class GemmTuning : public ::testing::Test {
+// Skips without an OpenCL device; backend_ is the device.
+class GemmTuning : public benchmark_tests::BenchmarkOnOpencl {
  protected:
-  void SetUp() override {
-    if (!opencl_backend_built()) GTEST_SKIP() << "the OpenCL backend was not built";
-    try {
-      backend_ = make_opencl_backend({});
-    } catch (const BackendError& error) {
-      GTEST_SKIP() << "no OpenCL device: " << error.what();
-    }
-  }
-
   // Tunes `tests` configurations of the spec that `searcher` proposes, at 'small' (one launch
   // each, no warm-up), and expects every one to validate.
   void expect_all_validate(const std::string& name, Searcher& searcher, std::uint64_t tests) {
@@ -74,7 +66,6 @@ class GemmTuning : public ::testing::Test {
                 static_cast<unsigned long long>(summary.tests), summary.wall_s, summary.compile_cpu_s);
   }
 
-  std::unique_ptr<Backend> backend_;
 };
 
 // tests/kernels/nvrtc_compile_test.cpp compiles the kernels/*/kernel.cu it finds; gemm_full's
