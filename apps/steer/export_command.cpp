@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "steer/error.hpp"
 #include "steer/recording.hpp"
+#include "steer/spec.hpp"
 #include "steer/store.hpp"
 
 namespace steer::cli {
@@ -22,6 +23,8 @@ struct ExportArgs {
   std::optional<std::int64_t> tuning;
   std::string format;
   std::string out;  // empty: standard output
+  std::string problem_size;  // kerneltuner: N[,N...] written as the problem size
+  std::string spec;          // kerneltuner: resolves the stored size name to its values
 };
 
 void print_tunings(std::FILE* stream, const Store& store) {
@@ -50,6 +53,42 @@ void write_file(const std::filesystem::path& file, ExportFormat format, const Tu
   if (error) throw Error(fmt::format("cannot rename '{}' to '{}': {}", partial.string(), file.string(), error.message()));
 }
 
+// Kernel Tuner compares a cache's problem_size with the one given to tune_kernel, so a cache
+// meant for its simulation mode needs the numbers, not a size name: "4096x4096" is written
+// as [4096, 4096] (export_kernel_tuner).
+std::string kernel_tuner_problem_size(const TuningKey& key, const ExportArgs& args) {
+  if (!args.problem_size.empty()) {
+    std::string extents = args.problem_size;
+    for (char& c : extents) c = c == ',' ? 'x' : c;
+    if (extents.find_first_not_of("0123456789x") != std::string::npos || extents.front() == 'x' ||
+        extents.back() == 'x' || extents.find("xx") != std::string::npos) {
+      throw Error(fmt::format("--problem-size '{}': expected integers separated by commas, e.g. 4096,4096",
+                              args.problem_size));
+    }
+    return extents;
+  }
+  if (!args.spec.empty()) {
+    const Spec spec = load_spec(args.spec);
+    const ProblemSize& size = spec.size(key.problem_size);  // throws naming the sizes it has
+    std::string extents;
+    for (const auto& [name, value] : size.variables) {
+      if (!value.is_int()) {
+        throw Error(fmt::format("size '{}' of {}: variable {} is not an integer; give --problem-size", size.name,
+                                args.spec, name));
+      }
+      extents += (extents.empty() ? "" : "x") + value.to_string();
+    }
+    return extents;
+  }
+  if (key.problem_size.find_first_not_of("0123456789x") != std::string::npos) {
+    fmt::print(stderr,
+               "steer: warning: the problem size '{}' is written as text; Kernel Tuner compares it with the "
+               "problem_size given to tune_kernel: give --spec SPEC (its values) or --problem-size N[,N...]\n",
+               key.problem_size);
+  }
+  return key.problem_size;
+}
+
 int run_export(const ExportArgs& args) {
   Store store = Store::open_existing(args.db);
   std::int64_t id = 0;
@@ -69,6 +108,10 @@ int run_export(const ExportArgs& args) {
   TuningKey key = store.tuning_key(id);  // throws for an unknown id
   std::vector<Result> results = store.results(id);
   ExportFormat format = *export_format_from_string(args.format);  // CLI11 checked the name
+  if ((!args.problem_size.empty() || !args.spec.empty()) && format != ExportFormat::KernelTuner) {
+    throw Error("--problem-size and --spec apply to --format kerneltuner");
+  }
+  if (format == ExportFormat::KernelTuner) key.problem_size = kernel_tuner_problem_size(key, args);
   if (args.out.empty()) {
     export_results(std::cout, format, key, results);
     std::cout.flush();
@@ -95,6 +138,10 @@ Runner register_export(CLI::App& app) {
       ->required()
       ->check(CLI::IsMember({"csv", "t4", "json", "kerneltuner"}));
   cmd->add_option("--out", args->out, "Output file (default: standard output)");
+  cmd->add_option("--problem-size", args->problem_size,
+                  "kerneltuner: the problem size Kernel Tuner is given, N[,N...] (default: the stored size)");
+  cmd->add_option("--spec", args->spec,
+                  "kerneltuner: the spec whose size of the stored name gives the problem size's values, in order");
   return [args] { return run_export(*args); };
 }
 

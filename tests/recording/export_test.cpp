@@ -368,4 +368,39 @@ TEST(Cli, ImportThenExport) {
 }
 
 }  // namespace
+// Kernel Tuner compares a cache's problem size with the one tune_kernel is given: the export
+// writes numbers when told them (--problem-size) or where to find them (--spec), and warns
+// when all it has is a size's name.
+TEST(Cli, KernelTunerExportWritesTheProblemSizeKernelTunerIsGiven) {
+  ScratchDir dir;
+  const std::string db = (dir / "small.db").string();
+  {
+    Store store = Store::open(db);
+    Result result;
+    result.configuration = {{"X", Value(1)}};
+    result.status = Status::Ok;
+    result.time = TimingStats::from_samples({1.0, 1.2});
+    store.append(store.tuning(TuningKey{"transpose", "", "GPU", "opencl", "small"}), result);
+  }
+  const std::string spec = std::string(STEER_SOURCE_DIR) + "/kernels/transpose/spec.json";
+  const auto problem_size = [&](const std::string& options) {
+    auto [status, output] = run_steer("export --db " + db + " --format kerneltuner " + options + " 2>/dev/null");
+    EXPECT_EQ(status, 0) << output;
+    return nlohmann::json::parse(output)["problem_size"];
+  };
+  EXPECT_EQ(problem_size("--spec " + spec), nlohmann::json::parse("[512, 512]")) << "the spec's size 'small'";
+  EXPECT_EQ(problem_size("--problem-size 512,512"), nlohmann::json::parse("[512, 512]"));
+  EXPECT_EQ(problem_size("--problem-size 4096"), nlohmann::json::parse("4096"));
+
+  auto [status, output] = run_steer("export --db " + db + " --format kerneltuner --out " + (dir / "kt.json").string());
+  EXPECT_EQ(status, 0) << output;
+  EXPECT_NE(output.find("warning: the problem size 'small' is written as text"), std::string::npos) << output;
+  std::tie(status, output) = run_steer("export --db " + db + " --format kerneltuner --problem-size 4096,x");
+  EXPECT_NE(status, 0);
+  EXPECT_NE(output.find("--problem-size '4096,x'"), std::string::npos) << output;
+  std::tie(status, output) = run_steer("export --db " + db + " --format csv --problem-size 4096");
+  EXPECT_NE(status, 0);
+  EXPECT_NE(output.find("apply to --format kerneltuner"), std::string::npos) << output;
+}
+
 }  // namespace steer
