@@ -40,7 +40,7 @@ struct StopConditions {
 };
 
 struct TuneOptions {
-  std::string size;                 // problem size name; empty: the spec's default
+  std::string size;                 // tune(spec, ...): problem size name; empty: the spec's default
   StopConditions stop;
   // run.measure applies to every test, on top of what the searcher asks for. A stored
   // test that lacks what is asked for (counters, energy) is measured again and replaced.
