@@ -145,6 +145,9 @@ class Executor {
   // A simulated executor (a replay) compiles nothing and keeps its own clock: the loop
   // neither prepares its tests ahead on a pool nor times its runs.
   virtual bool simulated() const { return false; }
+  // Seconds spent outside the executor on its behalf (the searcher's own computation): a
+  // simulated clock adds them; a wall clock has counted them already.
+  virtual void charge(double /*seconds*/) {}
 };
 
 // Tests on a device through a Backend: the spec resolved for one problem size, compiled
@@ -168,18 +171,41 @@ class DeviceExecutor final : public Executor {
   Result last_;  // the latest test, handed out by run()
 };
 
-// What one replayed test costs on the simulated clock: compile time + runtime x
-// repetitions, plus, when counters are asked for, the recorded time of collecting them
-// (Result::profiling_ms of a recording made with counters) or else profiling_passes x
-// (runtime + pass_overhead_ms) (CUPTI replays the kernel once per pass; about 12.5 ms of
-// overhead a pass on the H200, docs/counters.md), plus the energy window when energy is
-// asked for. Failed tests cost their compile time; a Skipped test (not in the recording, or
-// recorded as removed by a constraint) costs nothing.
+// What one replayed test costs on the simulated clock: everything a real run pays for it
+// (docs/simulate.md "What a replayed test costs"):
+//   compile:     the recorded compile time;
+//   launches:    the recorded timed launches (the sum of its samples), or runtime x
+//                `repetitions` when set;
+//   validation:  the recorded validation time;
+//   framework:   the recorded framework time of the test (Result::overhead_ms);
+//   counters:    when asked for, the recorded time of collecting them (Result::profiling_ms
+//                of a recording made with counters) or else profiling_passes x (runtime +
+//                pass_overhead_ms) (CUPTI replays the kernel once per pass; about 12.5 ms of
+//                overhead a pass on the H200, docs/counters.md);
+//   energy:      the energy window, when energy is asked for.
+// A recording that holds no compile or framework time at all (RecordedCosts) is charged the
+// typical ones instead, measured on the H200 (Steer's own recordings, docs/simulate.md).
+// Failed tests cost their compile and framework time; a Skipped test (not in the recording,
+// or recorded as removed by a constraint) costs nothing. The searcher's own computation is
+// measured as the loop runs and added by ReplayExecutor::charge (charge_searcher).
 struct CostModel {
-  int repetitions = 1;            // timed launches per test; Kernel Tuner's simulations count one
-  int profiling_passes = 5;       // the full counter set on the H200
+  std::optional<int> repetitions;  // unset: as recorded
+  int profiling_passes = 5;        // the full counter set on the H200
   double pass_overhead_ms = 12.5;
+  double typical_compile_ms = 130;      // median NVRTC compile of Steer's H200 recordings
+  double typical_framework_ms = 0.2;    // Steer's framework time per test on the H200
+  bool charge_searcher = true;          // add the searcher's measured computation time
 };
+
+// Which costs a recording holds of its own (any configuration with a non-zero time).
+struct RecordedCosts {
+  bool compile = false, framework = false, validation = false;
+  static RecordedCosts of(const Recording& recording);
+};
+
+double test_cost_ms(const Recording& recording, ConfigIndex config, const MeasureRequest& measure,
+                    const CostModel& cost, const RecordedCosts& recorded);
+// The same, finding RecordedCosts itself (a pass over the recording: not for every test).
 double test_cost_ms(const Recording& recording, ConfigIndex config, const MeasureRequest& measure,
                     const CostModel& cost);
 
@@ -198,10 +224,14 @@ class ReplayExecutor final : public Executor {
                     std::vector<std::string>& warnings) override;
   double clock_s() const override { return clock_ms_ / 1e3; }
   bool simulated() const override { return true; }
+  void charge(double seconds) override {
+    if (cost_.charge_searcher) clock_ms_ += seconds * 1e3;
+  }
 
  private:
   const Recording& recording_;
   CostModel cost_;
+  RecordedCosts recorded_;
   ExecutorInfo info_;
   double clock_ms_ = 0;
   Result missing_;  // what a configuration the recording lacks replays as

@@ -5,18 +5,44 @@
 #include "steer/tuner.hpp"
 
 namespace steer {
+
+RecordedCosts RecordedCosts::of(const Recording& recording) {
+  RecordedCosts costs;
+  for (ConfigIndex config = 0; config < recording.space().size(); ++config) {
+    const Result* result = recording.recorded(config);
+    if (!result) continue;
+    costs.compile = costs.compile || result->compile_ms > 0;
+    costs.framework = costs.framework || result->overhead_ms > 0;
+    costs.validation = costs.validation || result->validation_ms > 0;
+    if (costs.compile && costs.framework && costs.validation) break;
+  }
+  return costs;
+}
+
 double test_cost_ms(const Recording& recording, ConfigIndex config, const MeasureRequest& measure,
-                    const CostModel& cost) {
+                    const CostModel& cost, const RecordedCosts& recorded_costs) {
   if (recording.status(config) == Status::Skipped) return 0;  // nothing was compiled or run
-  double ms = recording.compile_ms(config);
+  const Result* recorded = recording.recorded(config);
+  // A recording with framework times but no compile times (KTT) counts compiling in them.
+  double ms = 0;
+  if (recorded_costs.compile) {
+    ms += recording.compile_ms(config);
+  } else if (!recorded_costs.framework) {
+    ms += cost.typical_compile_ms;
+  }
+  ms += recorded_costs.framework ? (recorded ? recorded->overhead_ms : 0) : cost.typical_framework_ms;
   const double runtime = recording.runtime_ms(config);
   if (std::isnan(runtime)) return ms;  // failed before a launch was timed
-  ms += runtime * cost.repetitions;
+  if (cost.repetitions || !recorded || recorded->time.samples_ms.empty()) {
+    ms += runtime * cost.repetitions.value_or(1);
+  } else {
+    for (double sample : recorded->time.samples_ms) ms += sample;
+  }
+  if (recorded) ms += recorded->validation_ms;
   if (measure.counters) {
     // What collecting the counters took when it was recorded (compute-heavy kernels pay far
     // more than the model in the SASS-patched pass); the model where it was not.
-    const Result* recorded = recording.recorded(config);
-    if (recorded && recorded->profiling_passes > 0 && recorded->profiling_ms > 0) {
+    if (recorded && recorded->profiling_ms > 0) {
       ms += recorded->profiling_ms;
     } else {
       ms += cost.profiling_passes * (runtime + cost.pass_overhead_ms);
@@ -26,7 +52,13 @@ double test_cost_ms(const Recording& recording, ConfigIndex config, const Measur
   return ms;
 }
 
-ReplayExecutor::ReplayExecutor(const Recording& recording, CostModel cost) : recording_(recording), cost_(cost) {
+double test_cost_ms(const Recording& recording, ConfigIndex config, const MeasureRequest& measure,
+                    const CostModel& cost) {
+  return test_cost_ms(recording, config, measure, cost, RecordedCosts::of(recording));
+}
+
+ReplayExecutor::ReplayExecutor(const Recording& recording, CostModel cost)
+    : recording_(recording), cost_(cost), recorded_(RecordedCosts::of(recording)) {
   info_.device.backend = "replay";
   info_.device.name = recording.device();
   info_.spec_name = recording.kernel();
@@ -37,7 +69,7 @@ std::unique_ptr<PreparedTest> ReplayExecutor::prepare(ConfigIndex) { return null
 
 const Result& ReplayExecutor::run(ConfigIndex config, PreparedTest*, const RunOptions& run,
                                   std::vector<std::string>&) {
-  clock_ms_ += test_cost_ms(recording_, config, run.measure, cost_);
+  clock_ms_ += test_cost_ms(recording_, config, run.measure, cost_, recorded_);
   if (const Result* recorded = recording_.recorded(config)) return *recorded;
   missing_ = recording_.replay(config);
   return missing_;

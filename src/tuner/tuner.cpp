@@ -53,6 +53,11 @@ class Loop {
  private:
   bool should_stop();
   void refill();
+  // The searcher's own computation since `since`: a simulated clock is charged it (a
+  // device's wall clock counts it anyway).
+  void charge_searcher(Clock::time_point since) {
+    if (executor_.simulated()) executor_.charge(seconds_since(since));
+  }
   const Result& execute(Pending& pending);
   void record(const Result& result, Result* owned, bool resumed, double overhead_ms);
   std::uint64_t planned_tests() const;
@@ -164,7 +169,9 @@ void Loop::refill() {
   std::uint64_t budget_left = planned_tests() - std::min(planned_tests(), summary_.tests + pipeline_.size());
   std::size_t want = std::min<std::uint64_t>(ahead_ - std::min(ahead_, pipeline_.size()), budget_left);
   if (want == 0) return;
+  const Clock::time_point propose_start = Clock::now();
   std::vector<Proposal> proposals = searcher_.propose(want);
+  charge_searcher(propose_start);
   if (proposals.empty() && pipeline_.empty()) searcher_done_ = true;
   for (Proposal& proposal : proposals) {
     Pending pending;
@@ -284,7 +291,9 @@ TuneSummary Loop::run() {
   }
   if (options_.window > 0) ahead_ = options_.window;
   progress_.planned = planned_tests();
+  const Clock::time_point searcher_start = Clock::now();
   searcher_.start(space_);
+  charge_searcher(searcher_start);
   summary_.setup_s = seconds_since(start_);
 
   // One clock read per test marks where the last one ended: the framework's time per test
@@ -331,7 +340,9 @@ TuneSummary Loop::run() {
       bests_.update(*owned);
       owned->score = options_.objective.score(*owned, bests_, flops_);
     }
+    const Clock::time_point observe_start = Clock::now();
     searcher_.observe(*outcome);
+    charge_searcher(observe_start);
     const Clock::time_point iteration_end = Clock::now();
     const double iteration_s = std::chrono::duration<double>(iteration_end - iteration_start).count();
     iteration_start = iteration_end;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "steer/error.hpp"
 #include "steer/eval.hpp"
@@ -35,9 +36,12 @@ Recording six_configurations() {
   return Recording::from_import(imported);
 }
 
+// The searchers' own computation is measured and charged to the simulated clock; these
+// tests check the arithmetic of the recorded costs, so they leave it out.
 EvaluationOptions options_with(std::uint64_t runs) {
   EvaluationOptions options;
   options.runs = runs;
+  options.simulation.cost.charge_searcher = false;
   return options;
 }
 
@@ -56,8 +60,9 @@ TEST(Evaluation, ExhaustiveSearchOnSixConfigurationsMatchesTheArithmetic) {
   EXPECT_EQ(exhaustive.mean_tests, 4);
   EXPECT_EQ(exhaustive.median_tests, 4);
   EXPECT_EQ(exhaustive.p90_tests, 4);
-  // 4 compiles x 100 ms + runs of X=1, 3, 4 (X=2 never ran): 400 + 5 + 8 + 1.05 = 414.05 ms.
-  EXPECT_NEAR(exhaustive.mean_time_s, 0.41405, 1e-12);
+  // 4 compiles x 100 ms + 4 x 0.2 ms typical framework time + runs of X=1, 3, 4 (X=2 never
+  // ran): 400 + 0.8 + 5 + 8 + 1.05 = 414.85 ms.
+  EXPECT_NEAR(exhaustive.mean_time_s, 0.41485, 1e-12);
   // Best so far after tests 1..4: 5, 5 (compile error), 5 (8 is slower), 1.05; no spread.
   ASSERT_EQ(exhaustive.by_test.size(), 4u);
   const double best_after[] = {5, 5, 5, 1.05};
@@ -67,9 +72,9 @@ TEST(Evaluation, ExhaustiveSearchOnSixConfigurationsMatchesTheArithmetic) {
     EXPECT_DOUBLE_EQ(exhaustive.by_test[i].mean_best_ms, best_after[i]);
     EXPECT_EQ(exhaustive.by_test[i].std_best_ms, 0);
   }
-  // Time axis: 0 s (nothing tested yet) up to 0.41405 s, where 1.05 was found.
+  // Time axis: 0 s (nothing tested yet) up to 0.41485 s, where 1.05 was found.
   EXPECT_EQ(exhaustive.by_time.front().runs_with_valid, 0u);
-  EXPECT_DOUBLE_EQ(exhaustive.by_time.back().x, 0.41405);
+  EXPECT_DOUBLE_EQ(exhaustive.by_time.back().x, 0.41485);
   EXPECT_DOUBLE_EQ(exhaustive.by_time.back().mean_best_ms, 1.05);
   ASSERT_TRUE(exhaustive.ratio_to_random.has_value()) << "random search runs as the baseline";
 }
@@ -98,8 +103,9 @@ TEST(Evaluation, ARunThatSpendsItsBudgetFails) {
   EXPECT_EQ(e.searchers[0].failed_runs, 10u);
   EXPECT_TRUE(std::isnan(e.searchers[0].mean_tests));
   EXPECT_FALSE(e.searchers[0].ratio_to_random.has_value());
-  // 3 compiles + runs of X=1 and X=3: 300 + 5 + 8 ms is where the longest run ended.
-  EXPECT_DOUBLE_EQ(e.searchers[0].by_time.back().x, 0.313);
+  // 3 compiles + 3 x 0.2 ms framework + runs of X=1 and X=3: 300 + 0.6 + 5 + 8 ms is where
+  // the longest run ended.
+  EXPECT_DOUBLE_EQ(e.searchers[0].by_time.back().x, 0.3136);
 }
 
 TEST(Evaluation, ARunToAHorizonGoesOnPastTheTarget) {
@@ -151,17 +157,18 @@ TEST(Evaluation, MeanMedianAndNearestRankP90) {
 
 TEST(Evaluation, ProfilingIsCostedPerPass) {
   Recording recording = six_configurations();
-  CostModel cost;  // 1 repetition, 5 passes, 12.5 ms each
+  CostModel cost;  // as recorded, 5 passes, 12.5 ms each
   MeasureRequest plain;
   MeasureRequest profiled;
   profiled.counters = true;
-  // X=1: 100 ms compile + 5 ms run = 105; profiled adds 5 x (5 + 12.5) = 87.5.
-  EXPECT_DOUBLE_EQ(test_cost_ms(recording, 0, plain, cost), 105);
-  EXPECT_DOUBLE_EQ(test_cost_ms(recording, 0, profiled, cost), 192.5);
-  // X=2 failed to compile: only the compile is paid, profiled or not.
-  EXPECT_DOUBLE_EQ(test_cost_ms(recording, 1, profiled, cost), 100);
-  cost.repetitions = 10;  // X=3: 100 + 10 x 8
-  EXPECT_DOUBLE_EQ(test_cost_ms(recording, 2, plain, cost), 180);
+  // X=1: 100 ms compile + 0.2 ms typical framework (none recorded) + 5 ms run = 105.2;
+  // profiled adds 5 x (5 + 12.5) = 87.5.
+  EXPECT_DOUBLE_EQ(test_cost_ms(recording, 0, plain, cost), 105.2);
+  EXPECT_DOUBLE_EQ(test_cost_ms(recording, 0, profiled, cost), 192.7);
+  // X=2 failed to compile: only the compile and the framework are paid, profiled or not.
+  EXPECT_DOUBLE_EQ(test_cost_ms(recording, 1, profiled, cost), 100.2);
+  cost.repetitions = 10;  // X=3: 100 + 0.2 + 10 x 8
+  EXPECT_DOUBLE_EQ(test_cost_ms(recording, 2, plain, cost), 180.2);
 }
 
 TEST(Evaluation, ProfilingCostsWhatItTookWhenItWasRecorded) {
@@ -188,8 +195,50 @@ TEST(Evaluation, ProfilingCostsWhatItTookWhenItWasRecorded) {
   const CostModel cost;
   const ConfigIndex measured = recording.space().index_of_key("X=1");
   const ConfigIndex modelled = recording.space().index_of_key("X=2");
-  EXPECT_DOUBLE_EQ(test_cost_ms(recording, measured, profiled, cost), 100 + 4 + 700);
-  EXPECT_DOUBLE_EQ(test_cost_ms(recording, modelled, profiled, cost), 100 + 4 + 5 * (4 + 12.5));
+  EXPECT_DOUBLE_EQ(test_cost_ms(recording, measured, profiled, cost), 100 + 0.2 + 4 + 700);
+  EXPECT_DOUBLE_EQ(test_cost_ms(recording, modelled, profiled, cost), 100 + 0.2 + 4 + 5 * (4 + 12.5));
+}
+
+// One result of a hand-made two-configuration recording, X = 1 or 2.
+Recording two_configurations(const std::function<void(Result&)>& fill) {
+  ImportedRecording imported;
+  imported.device = "Hand-made GPU";
+  imported.kernel = "two";
+  imported.parameters = {{"X", {1, 2}}};
+  for (int x = 1; x <= 2; ++x) {
+    Result result;
+    result.configuration = {{"X", x}};
+    result.status = Status::Ok;
+    result.time = TimingStats::from_samples({4.0, 5.0, 6.0});
+    fill(result);
+    imported.results.push_back(result);
+  }
+  return Recording::from_import(imported);
+}
+
+TEST(Evaluation, ATestCostsEverythingItsRecordingHolds) {
+  // Compile, every timed launch, validation and the framework's time, as recorded.
+  Recording recording = two_configurations([](Result& result) {
+    result.compile_ms = 300;
+    result.validation_ms = 20;
+    result.overhead_ms = 1.5;
+  });
+  EXPECT_DOUBLE_EQ(test_cost_ms(recording, 0, MeasureRequest{}, CostModel{}), 300 + 1.5 + (4 + 5 + 6) + 20);
+  CostModel single;
+  single.repetitions = 1;  // the runtime (median 5) once, as Kernel Tuner's simulations count
+  EXPECT_DOUBLE_EQ(test_cost_ms(recording, 0, MeasureRequest{}, single), 300 + 1.5 + 5 + 20);
+}
+
+TEST(Evaluation, ARecordingWithoutCompileOrFrameworkTimesIsChargedTypicalOnes) {
+  Recording bare = two_configurations([](Result&) {});
+  const CostModel cost;
+  EXPECT_DOUBLE_EQ(test_cost_ms(bare, 0, MeasureRequest{}, cost),
+                   cost.typical_compile_ms + cost.typical_framework_ms + 15);
+  EXPECT_FALSE(RecordedCosts::of(bare).compile);
+  // Framework times without compile times (KTT's TotalOverhead includes compiling): no
+  // typical compile on top.
+  Recording ktt_like = two_configurations([](Result& result) { result.overhead_ms = 400; });
+  EXPECT_DOUBLE_EQ(test_cost_ms(ktt_like, 0, MeasureRequest{}, cost), 400 + 15);
 }
 
 TEST(Evaluation, DoesNotDependOnTheThreadCount) {
