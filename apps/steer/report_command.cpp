@@ -32,6 +32,8 @@ struct ReportArgs {
   std::string python;
   std::string title;
   bool no_plots = false;
+  bool no_searcher_time = false;
+  bool score = false;
 };
 
 SimulationReport simulate_here(const Recording& recording, const ReportArgs& args) {
@@ -41,6 +43,8 @@ SimulationReport simulate_here(const Recording& recording, const ReportArgs& arg
   options.runs = args.runs;
   options.seed = args.seed;
   options.threads = args.threads > 0 ? args.threads : std::max(1u, std::thread::hardware_concurrency());
+  options.simulation.cost.charge_searcher = !args.no_searcher_time;
+  options.score = args.score;
   SimulationReport simulation;
   simulation.data = args.db;
   simulation.kernel = recording.kernel();
@@ -64,7 +68,17 @@ int run_report(const ReportArgs& args) {
   if (args.tuning && args.db.empty()) throw Error("--tuning picks a tuning of the --db results store: give --db");
 
   std::optional<SimulationReport> simulation;
-  if (!args.simulation.empty()) simulation = read_simulation_json(args.simulation);  // before writing anything
+  std::vector<SimulationReport> spaces;
+  if (!args.simulation.empty()) {  // before writing anything
+    spaces = read_simulations_json(args.simulation);
+    if (spaces.size() == 1) {
+      simulation = std::move(spaces.front());
+      spaces.clear();
+    } else if (!args.db.empty()) {
+      throw Error(fmt::format("--simulation '{}' covers {} spaces: --db adds a single recording, leave it out",
+                              args.simulation, spaces.size()));
+    }
+  }
   std::optional<ImportedRecording> imported;
   std::optional<Recording> recording;
   if (!args.db.empty()) {
@@ -85,7 +99,8 @@ int run_report(const ReportArgs& args) {
   ReportInput input{.source = args.db,
                     .imported = imported ? &*imported : nullptr,
                     .recording = recording ? &*recording : nullptr,
-                    .simulation = simulation ? &*simulation : nullptr};
+                    .simulation = simulation ? &*simulation : nullptr,
+                    .spaces = spaces.empty() ? nullptr : &spaces};
   ReportOptions options{.out = args.out, .title = args.title, .bins = args.bins, .plots = !args.no_plots,
                         .python = args.python};
   const std::size_t plots = write_report(input, options);
@@ -125,6 +140,9 @@ Runner register_report(CLI::App& app) {
   command->add_option("--python", args->python,
                       "Python 3 with matplotlib (default: python3 on PATH, else /usr/bin/python3)");
   command->add_option("--title", args->title, "Title of index.html (default: kernel on device)");
+  command->add_flag("--score", args->score, "With --searcher: also the performance score P, and its plots");
+  command->add_flag("--no-searcher-time", args->no_searcher_time,
+                    "With --searcher: leave the searchers' own measured computation off the simulated clock");
   command->add_flag("--no-plots", args->no_plots, "Write the CSV data and index.html only; needs no Python");
   return [args] { return run_report(*args); };
 }

@@ -2,6 +2,7 @@
 // simulated seconds) each needs to find a well-performing configuration. docs/simulate.md.
 #include <cmath>
 #include <fmt/format.h>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -20,7 +21,7 @@ namespace steer::cli {
 namespace {
 
 struct SimulateArgs {
-  std::string data;
+  std::vector<std::string> data;
   std::vector<std::string> searchers;
   std::string spec;
   std::string model;
@@ -30,15 +31,17 @@ struct SimulateArgs {
   std::optional<std::uint64_t> budget;
   std::uint64_t seed = 1;
   unsigned threads = 0;  // 0: every hardware thread
-  int repetitions = 1;
+  std::optional<int> repetitions;
   int profiling_passes = 5;
   double pass_overhead_ms = 12.5;
   std::size_t ahead = 1;
   bool json = false;
   bool details = false;
   bool with_counters = false;
+  bool no_searcher_time = false;
   bool score = false;
-  std::size_t score_points = 50;
+  ScoreSettings score_settings;
+  std::vector<std::string> score_runs;
   std::string curves;
   std::string trace;
 };
@@ -61,16 +64,17 @@ void print_table(const Evaluation& evaluation, const Recording& recording, const
   fmt::print("{} runs per searcher; tests to target over the runs that reached it\n", args.runs);
   if (evaluation.score) {
     const ScoreCutoffs& cutoffs = *evaluation.score;
-    fmt::print("performance score P over {} points: tests 1 to {}, simulated time {:.4g} to {:.4g} s "
-               "({:.4g} ms a test)\n",
-               cutoffs.points, cutoffs.end_tests, cutoffs.start_s, cutoffs.end_s, cutoffs.test_cost_ms);
+    fmt::print("performance score P: tests {} to {}, simulated time {:.4g} to {:.4g} s ({:.4g} ms a test, median "
+               "{:.4g} ms)\n",
+               cutoffs.start_tests, cutoffs.end_tests, cutoffs.start_s, cutoffs.end_s, cutoffs.test_cost_ms,
+               cutoffs.median_test_cost_ms);
   }
-  fmt::print("\n{:<14} {:>10} {:>8} {:>8} {:>7} {:>12} {:>9}", "searcher", "mean", "median", "p90", "failed",
+  fmt::print("\n{:<24} {:>10} {:>8} {:>8} {:>7} {:>12} {:>9}", "searcher", "mean", "median", "p90", "failed",
              "mean time s", "vs random");
   if (evaluation.score) fmt::print(" {:>8} {:>8}", "P tests", "P time");
   fmt::print("\n");
   for (const SearcherEvaluation& e : evaluation.searchers) {
-    fmt::print("{:<14} {:>10} {:>8} {:>8} {:>7} {:>12} {:>9}", e.name, cell(e.mean_tests, 1),
+    fmt::print("{:<24} {:>10} {:>8} {:>8} {:>7} {:>12} {:>9}", e.name, cell(e.mean_tests, 1),
                cell(e.median_tests, 1), cell(e.p90_tests, 0), e.failed_runs, cell(e.mean_time_s, 3),
                cell(e.ratio_to_random.value_or(NAN), 3));
     if (evaluation.score) fmt::print(" {:>8} {:>8}", cell(e.score.fevals, 3), cell(e.score.time, 3));
@@ -87,60 +91,134 @@ void write_file(const std::string& file, const char* what, Write&& write) {
   if (!out.flush()) throw Error(fmt::format("cannot write the {} to '{}'", what, file));
 }
 
-int run_simulate(const SimulateArgs& args) {
-  std::optional<Spec> spec;
-  if (!args.spec.empty()) spec = load_spec(args.spec);
-  // Any recording `steer import` reads, or a results store (.db, .db.gz).
-  std::size_t left_out = 0;
-  Recording recording = Recording::load(args.data,
-                                       {.definition = spec ? &spec->space : nullptr, .tuning = {}, .only_with_counters = args.with_counters},
-                                       &left_out);
+// What the replay charges that the recording does not hold, said once per recording.
+void print_charged_costs(const Recording& recording, const CostModel& cost) {
+  const RecordedCosts recorded = RecordedCosts::of(recording);
+  if (!recorded.compile && !recorded.framework) {
+    fmt::print("the recording holds no compile or framework times: each test is charged the typical {} ms compile "
+               "and {} ms framework time measured on the H200\n",
+               cost.typical_compile_ms, cost.typical_framework_ms);
+  } else if (!recorded.framework) {
+    fmt::print("the recording holds no framework times: each test is charged the typical {} ms measured on the "
+               "H200\n",
+               cost.typical_framework_ms);
+  }
+}
 
+EvaluationOptions evaluation_options(const SimulateArgs& args) {
   EvaluationOptions options;
   options.simulation.target = args.target;
   options.simulation.budget = args.budget;
   options.simulation.ahead = args.ahead;
-  options.simulation.cost = {args.repetitions, args.profiling_passes, args.pass_overhead_ms};
+  options.simulation.cost.repetitions = args.repetitions;
+  options.simulation.cost.profiling_passes = args.profiling_passes;
+  options.simulation.cost.pass_overhead_ms = args.pass_overhead_ms;
+  options.simulation.cost.charge_searcher = !args.no_searcher_time;
   options.runs = args.runs;
   options.seed = args.seed;
   options.threads = args.threads > 0 ? args.threads : std::max(1u, std::thread::hardware_concurrency());
   options.model_path = args.model;
   options.keep_routes = !args.trace.empty();
   options.score = args.score;
-  options.score_points = args.score_points;
+  options.score_settings = args.score_settings;
   for (const std::string& setting : args.settings) {
     auto eq = setting.find('=');
     if (eq == std::string::npos) throw Error(fmt::format("--set '{}': expected NAME=VALUE", setting));
     options.settings[setting.substr(0, eq)] = setting.substr(eq + 1);
   }
-  if (!recording.best_runtime_ms()) {
-    throw Error(fmt::format("{}: no valid configuration to aim for ({} recorded, none with status ok)", args.data,
-                            recording.present_count()));
-  }
-  Evaluation evaluation = evaluate(recording, args.searchers, options);
+  return options;
+}
 
-  if (!args.curves.empty()) {
-    write_file(args.curves, "curves", [&](std::ostream& out) { write_convergence_csv(out, evaluation); });
+std::string file_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+
+// The runs of other tools made on this recording: those whose "data" names the same file.
+std::vector<ExternalRuns> external_runs_for(const std::string& data, const std::vector<ExternalRuns>& all) {
+  std::vector<ExternalRuns> mine;
+  for (const ExternalRuns& runs : all) {
+    if (file_name(runs.data) == file_name(data)) mine.push_back(runs);
   }
-  if (!args.trace.empty()) {
-    write_file(args.trace, "trace", [&](std::ostream& out) { write_trace_csv(out, evaluation, recording, args.seed); });
+  return mine;
+}
+
+void print_aggregate(const std::vector<SimulationReport>& reports) {
+  std::vector<const Evaluation*> evaluations;
+  for (const SimulationReport& report : reports) evaluations.push_back(&report.evaluation);
+  fmt::print("\nperformance score P over {} spaces: mean (standard deviation over spaces)\n", reports.size());
+  fmt::print("{:<24} {:>16} {:>16}\n", "searcher", "P tests", "P time");
+  for (const AggregateScore& score : aggregate_scores(evaluations)) {
+    fmt::print("{:<24} {:>16} {:>16}\n", score.name,
+               fmt::format("{} ({})", cell(score.fevals, 3), cell(score.fevals_spread, 3)),
+               fmt::format("{} ({})", cell(score.time, 3), cell(score.time_spread, 3)));
+  }
+}
+
+int run_simulate(const SimulateArgs& args) {
+  std::optional<Spec> spec;
+  if (!args.spec.empty()) spec = load_spec(args.spec);
+  if (!args.score_runs.empty() && !args.score) throw Error("--score-runs needs --score");
+  if (args.data.size() > 1 && (!args.curves.empty() || !args.trace.empty())) {
+    throw Error("--curves and --trace take one --data recording");
+  }
+  std::vector<ExternalRuns> external;
+  for (const std::string& file : args.score_runs) external.push_back(read_external_runs(file));
+  for (const ExternalRuns& runs : external) {
+    bool matched = false;
+    for (const std::string& data : args.data) matched = matched || file_name(runs.data) == file_name(data);
+    if (!matched) {
+      throw Error(fmt::format("--score-runs: the runs of {} were made on '{}', which no --data names", runs.tool,
+                              runs.data));
+    }
+  }
+  const EvaluationOptions shared = evaluation_options(args);
+
+  std::vector<SimulationReport> reports;
+  for (const std::string& data : args.data) {
+    // Any recording `steer import` reads, or a results store (.db, .db.gz).
+    std::size_t left_out = 0;
+    Recording recording = Recording::load(
+        data, {.definition = spec ? &spec->space : nullptr, .tuning = {}, .only_with_counters = args.with_counters},
+        &left_out);
+    if (!recording.best_runtime_ms()) {
+      throw Error(fmt::format("{}: no valid configuration to aim for ({} recorded, none with status ok)", data,
+                              recording.present_count()));
+    }
+    EvaluationOptions options = shared;
+    options.external = external_runs_for(data, external);
+    Evaluation evaluation = evaluate(recording, args.searchers, options);
+
+    if (!args.curves.empty()) {
+      write_file(args.curves, "curves", [&](std::ostream& out) { write_convergence_csv(out, evaluation); });
+    }
+    if (!args.trace.empty()) {
+      write_file(args.trace, "trace",
+                 [&](std::ostream& out) { write_trace_csv(out, evaluation, recording, args.seed); });
+    }
+    if (!args.json) {
+      if (!reports.empty()) fmt::print("\n");
+      print_charged_costs(recording, options.simulation.cost);
+      print_table(evaluation, recording, args, left_out);
+    }
+    reports.push_back({.data = data,
+                       .kernel = recording.kernel(),
+                       .device = recording.device(),
+                       .target = args.target,
+                       .runs = args.runs,
+                       .seed = args.seed,
+                       .budget = args.budget,
+                       .repetitions = args.repetitions.value_or(0),
+                       .left_out_without_counters = args.with_counters ? std::optional(left_out) : std::nullopt,
+                       .evaluation = std::move(evaluation)});
   }
   if (args.json) {
-    SimulationReport report{.data = args.data,
-                            .kernel = recording.kernel(),
-                            .device = recording.device(),
-                            .target = args.target,
-                            .runs = args.runs,
-                            .seed = args.seed,
-                            .budget = args.budget,
-                            .repetitions = args.repetitions,
-                            .left_out_without_counters = args.with_counters ? std::optional(left_out) : std::nullopt,
-                            .evaluation = std::move(evaluation)};
     std::ostringstream text;
-    write_simulation_json(text, report, args.details);
+    if (reports.size() == 1) {
+      write_simulation_json(text, reports.front(), args.details);
+    } else {
+      write_simulations_json(text, reports, args.details);
+    }
     fmt::print("{}", text.str());
-  } else {
-    print_table(evaluation, recording, args, left_out);
+  } else if (reports.size() > 1 && args.score) {
+    print_aggregate(reports);
   }
   return 0;
 }
@@ -153,8 +231,11 @@ Runner register_simulate(CLI::App& app) {
       "simulate", "Replay searchers against a recording: tests and simulated time to a well-performing configuration");
   command
       ->add_option("--data", args->data,
-                   "Recording (KTT JSON, Kernel Tuner cache, T4, Steer JSON) or results store; .gz read")
-      ->required();
+                   "Recordings (KTT JSON, Kernel Tuner cache, T4, Steer JSON) or results stores, .gz read; "
+                   "several (comma-separated or repeated): each is simulated, and with --score P is also "
+                   "aggregated over them")
+      ->required()
+      ->delimiter(',');
   command->add_option("--searcher", args->searchers, "Searchers to evaluate, comma-separated")
       ->required()
       ->delimiter(',');
@@ -176,8 +257,7 @@ Runner register_simulate(CLI::App& app) {
   command->add_option("--ahead", args->ahead, "Proposals requested at a time, like the loop's compile-ahead window")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  command->add_option("--repetitions", args->repetitions, "Timed launches costed per test")
-      ->capture_default_str()
+  command->add_option("--repetitions", args->repetitions, "Timed launches costed per test (default: as recorded)")
       ->check(CLI::PositiveNumber);
   command->add_option("--profiling-passes", args->profiling_passes, "Kernel replays costed per profiled test")
       ->capture_default_str()
@@ -185,12 +265,27 @@ Runner register_simulate(CLI::App& app) {
   command->add_option("--pass-overhead-ms", args->pass_overhead_ms, "Overhead costed per profiling pass")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  command->add_flag("--no-searcher-time", args->no_searcher_time,
+                    "Leave the searchers' own computation (measured as they run) off the simulated clock, so that "
+                    "simulated times depend on the recording alone");
   command->add_flag("--score", args->score,
                     "Also compute the performance score P against the calculated random-search baseline, over "
                     "tests and over simulated time (runs of their own that go on past the target)");
-  command->add_option("--score-points", args->score_points, "Points between the cut-offs that P is averaged over")
+  command->add_option("--score-cutoff", args->score_settings.end_percentile,
+                      "P's end cut-off: where random search is expected to reach optimum + (median - optimum) x "
+                      "(1 - this)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(0.0, 1.0));
+  command->add_option("--score-start", args->score_settings.start_percentile, "P's start cut-off, likewise")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  command->add_option("--score-resolution", args->score_settings.time_points,
+                      "Points of the time axis between the cut-offs that P is averaged over")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1000000));
+  command->add_option("--score-runs", args->score_runs,
+                      "Also score runs of another tool (JSON, scripts/bench/kerneltuner_strategies.py writes them) "
+                      "on the recording its \"data\" names (repeatable)");
   command->add_flag("--json", args->json, "Print the statistics as JSON");
   command->add_flag("--details", args->details,
                     "With --json: add per-run tests to target and the best-so-far curves (for steer report)");

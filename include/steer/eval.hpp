@@ -75,6 +75,132 @@ struct TestStatistics {
 };
 TestStatistics test_statistics(std::vector<double> tests);
 
+// ---- The performance score P (Willemsen et al., "A methodology for comparing optimization
+// algorithms for auto-tuning", FGCS 2024, and its package autotuning-methodology 1.1.0;
+// docs/simulate.md "The performance score P") ----
+
+// The methodology's settings, named as in the package's statistics settings.
+struct ScoreSettings {
+  double end_percentile = 0.95;    // cutoff_percentile
+  double start_percentile = 0.01;  // cutoff_percentile_start
+  std::size_t time_points = 1000;  // resolution: points of the time axis P is averaged over
+  // The test axis takes every whole number of tests between the cut-offs, at most this many
+  // (equidistant, rounded, beyond).
+  std::size_t max_test_points = 1000;
+};
+
+// The calculated random-search baseline without replacement: the runtime that the best of
+// M distinct uniformly drawn valid configurations has, as the expected index in the valid
+// runtimes sorted worst first, dist[0] the worst .. dist[N-1] the optimum:
+// index(M) = min(N-1, round(M (N+1) / (M+1))), rounded half to even (Python's round).
+class RandomSearchBaseline {
+ public:
+  // The valid runtimes of a space, in any order. Throws Error when there is none or one is
+  // not a finite number.
+  explicit RandomSearchBaseline(std::vector<double> valid_runtimes_ms);
+  // The recording's valid runtimes (status ok); throws Error when it has none.
+  static RandomSearchBaseline of(const Recording& recording);
+
+  std::size_t size() const noexcept { return worst_first_.size(); }  // N
+  const std::vector<double>& worst_first() const noexcept { return worst_first_; }
+  double worst_ms() const noexcept { return worst_first_.front(); }
+  double optimum_ms() const noexcept { return worst_first_.back(); }
+  double median_ms() const noexcept;  // of the valid runtimes (the mean of the middle two)
+  std::size_t index(std::uint64_t evaluations) const noexcept;  // evaluations 0 counts as 1
+  double runtime_ms(std::uint64_t evaluations) const noexcept { return worst_first_[index(evaluations)]; }
+  // The smallest M with runtime_ms(M) <= runtime; throws Error when runtime < the optimum.
+  std::uint64_t evaluations_to_reach(double runtime) const;
+  // The methodology's cut-off: the tests random search needs, ceil(i / (N + 1 - i)), to reach
+  // the first runtime (worst first, index i) within optimum + (median - optimum) x (1 -
+  // percentile), one index earlier when that is the optimum itself (percentile < 1).
+  std::uint64_t cutoff_tests(double percentile) const;
+  // Where a runtime ranks among the valid ones, best first (0: the optimum or faster; the
+  // first of equal runtimes), as the package's get_indices_in_distribution.
+  std::size_t best_first_rank(double runtime_ms) const noexcept;
+  double runtime_at_rank(std::size_t best_first) const noexcept {
+    return worst_first_[worst_first_.size() - 1 - std::min(best_first, worst_first_.size() - 1)];
+  }
+
+ private:
+  std::vector<double> worst_first_;
+};
+
+// What a test costs over a space (test_cost_ms with plain timing, over every present
+// configuration that is not recorded as skipped), as the package counts it: per_test_ms is
+// the mean over the valid ones plus the fraction that failed times the mean over the failed
+// ones (its "mean per feval": the baseline's time per test); median_ms over all of them
+// (the cut-offs' time per test). NaN when there is none.
+struct SpaceTestCosts {
+  double per_test_ms = 0, median_ms = 0;
+  RecordedCosts recorded;  // which costs came from the recording, which are typical ones
+};
+SpaceTestCosts space_test_costs(const Recording& recording, const CostModel& cost);
+
+// P(x) = (baseline - best_found) / (baseline - optimum), and 0 where baseline == optimum:
+// 0 is random search, 1 the optimum, below 0 worse than random.
+double performance_score(double baseline_ms, double best_found_ms, double optimum_ms) noexcept;
+
+// Where the score is taken, as the methodology does: from start_tests = cutoff_tests(start
+// percentile) to end_tests = cutoff_tests(end percentile) on the test axis (at least two
+// tests apart), and from start_tests x to end_tests x the median test cost on the time axis.
+struct ScoreCutoffs {
+  ScoreSettings settings;
+  double test_cost_ms = 0;         // SpaceTestCosts::per_test_ms
+  double median_test_cost_ms = 0;  // SpaceTestCosts::median_ms
+  std::uint64_t start_tests = 1, end_tests = 2;
+  double start_s = 0, end_s = 0;
+};
+ScoreCutoffs score_cutoffs(const RandomSearchBaseline& baseline, const SpaceTestCosts& costs,
+                           const ScoreSettings& settings = {});
+
+// A searcher's score: P at each point of both axes and their means. NaN and empty when
+// not computed.
+struct PerformanceScore {
+  double fevals = std::numeric_limits<double>::quiet_NaN();  // mean of fevals_curve
+  double time = std::numeric_limits<double>::quiet_NaN();    // mean of time_curve
+  std::vector<double> fevals_x, fevals_curve;                // x: tests
+  std::vector<double> time_x, time_curve;                    // x: simulated seconds
+};
+
+// The score of a searcher from its runs' best-so-far step functions (SimulatedRun::
+// improvements). best_found(x) is the runtime at the mean over runs of the best-first rank
+// of the best valid runtime found by x (tests made, or simulated seconds), rounded; a run
+// with no valid test by x counts as the worst rank. The baseline over time is taken after
+// x / test_cost tests, interpolated between whole numbers of tests monotonically (PCHIP),
+// as the package does. Every run must have gone on to the end cut-offs
+// (SimulationOptions::horizon) or have finished its search. Throws Error for no runs.
+PerformanceScore score_runs(const RandomSearchBaseline& baseline, const ScoreCutoffs& cutoffs,
+                            const std::vector<std::vector<Improvement>>& runs);
+
+// Runs made by another tool (steer simulate --score-runs; scripts/bench/
+// kerneltuner_strategies.py writes them): per strategy, per run, every test in the order
+// made, with the seconds elapsed at its end and its runtime (NaN: failed).
+struct ExternalTest {
+  double time_s = 0;
+  double runtime_ms = 0;
+};
+struct ExternalRuns {
+  std::string tool, data;
+  std::vector<std::pair<std::string, std::vector<std::vector<ExternalTest>>>> strategies;
+};
+// Reads the JSON file {"tool", "data", "strategies": {NAME: [{"tests": [[s, ms|null], ...]}, ...]}}.
+// Throws Error naming the file and what is wrong.
+ExternalRuns read_external_runs(const std::filesystem::path& file);
+// The best-so-far step function of one such run.
+std::vector<Improvement> improvements_of(const std::vector<ExternalTest>& tests);
+
+// The score over several spaces: per searcher, the mean and the standard deviation over
+// spaces of each space's P, and the mean P curve over the relative budget (each space's
+// points from its start to its end cut-off, 0 to 1), the methodology's aggregate plot.
+struct AggregateScore {
+  std::string name;
+  std::size_t spaces = 0;
+  double fevals = 0, fevals_spread = 0, time = 0, time_spread = 0;
+  std::vector<double> fevals_curve, time_curve;  // at equidistant fractions of the budget
+};
+
+// ---- Evaluations ----------------------------------------------------------------------
+
 struct EvaluationOptions {
   SimulationOptions simulation;
   std::uint64_t runs = 1000;
@@ -88,11 +214,14 @@ struct EvaluationOptions {
   // Keep every run's route (RunSummary::tested, with_counters): what `steer simulate --trace`
   // writes, to see where a searcher went in the runs that took long.
   bool keep_routes = false;
-  // Also compute the performance score P of every searcher (SearcherEvaluation::score) at
-  // score_points points: from runs of their own (the same seeds) that go on past the target
-  // to the score's end cut-off, so every other figure is the same with it as without.
+  // Also compute the performance score P of every searcher (SearcherEvaluation::score):
+  // from runs of their own (the same seeds) that go on past the target to the score's end
+  // cut-offs, so every other figure is the same with it as without.
   bool score = false;
-  std::size_t score_points = 50;
+  ScoreSettings score_settings;
+  // Runs of other tools on this recording, scored beside the searchers (as searchers
+  // named "TOOL_STRATEGY"; they have no tests-to-target figures of Steer's own).
+  std::vector<ExternalRuns> external;
 };
 
 // Mean and standard deviation, over runs, of the best valid runtime found so far. Runs
@@ -116,76 +245,6 @@ struct RunSummary {
   std::vector<bool> with_counters;
 };
 
-// ---- The performance score P (Willemsen et al., "A methodology for comparing optimization
-// algorithms for auto-tuning", FGCS 2024; docs/simulate.md "The performance score P") ----
-
-// The calculated random-search baseline without replacement: the runtime that the best of
-// M distinct uniformly drawn valid configurations has, as the expected index in the valid
-// runtimes sorted worst first, dist[0] the worst .. dist[N-1] the optimum:
-// index(M) = min(N-1, round(M (N+1) / (M+1))), rounded half to even (Python's round).
-class RandomSearchBaseline {
- public:
-  // The valid runtimes of a space, in any order. Throws Error when there is none or one is
-  // not a finite number.
-  explicit RandomSearchBaseline(std::vector<double> valid_runtimes_ms);
-  // The recording's valid runtimes (status ok); throws Error when it has none.
-  static RandomSearchBaseline of(const Recording& recording);
-
-  std::size_t size() const noexcept { return worst_first_.size(); }  // N
-  const std::vector<double>& worst_first() const noexcept { return worst_first_; }
-  double worst_ms() const noexcept { return worst_first_.front(); }
-  double optimum_ms() const noexcept { return worst_first_.back(); }
-  std::size_t index(std::uint64_t evaluations) const noexcept;  // evaluations 0 counts as 1
-  double runtime_ms(std::uint64_t evaluations) const noexcept { return worst_first_[index(evaluations)]; }
-  // Over time: M = max(1, round(seconds / the mean seconds a test costs)), half to even.
-  static std::uint64_t evaluations_in(double seconds, double test_cost_s) noexcept;
-  // The smallest M with runtime_ms(M) <= runtime; throws Error when runtime < the optimum.
-  std::uint64_t evaluations_to_reach(double runtime) const;
-
- private:
-  std::vector<double> worst_first_;
-};
-
-// What one test costs on average over the space: test_cost_ms with plain timing
-// (MeasureRequest{}) over every present configuration that is not recorded as skipped.
-// NaN when there is none.
-double mean_test_cost_ms(const Recording& recording, const CostModel& cost);
-
-// P(x) = (baseline - best_found) / (baseline - optimum), and 0 where baseline == optimum:
-// 0 is random search, 1 the optimum, below 0 worse than random.
-double performance_score(double baseline_ms, double best_found_ms, double optimum_ms) noexcept;
-
-// Where the score is taken: score_points equidistant points from 1 test to end_tests on
-// the test axis (rounded to whole tests), from 1 x test_cost to end_tests x test_cost on the
-// simulated-time axis. end_tests: the smallest M whose baseline is within the target,
-// baseline(M) <= target x the optimum.
-struct ScoreCutoffs {
-  std::size_t points = 50;
-  double target = 1.1;
-  double test_cost_ms = 0;  // mean_test_cost_ms
-  std::uint64_t end_tests = 1;
-  double start_s = 0, end_s = 0;
-};
-ScoreCutoffs score_cutoffs(const RandomSearchBaseline& baseline, double test_cost_ms, double target,
-                           std::size_t points = 50);
-
-// A searcher's score: P at each point of both axes and their means. NaN and empty when
-// not computed.
-struct PerformanceScore {
-  double fevals = std::numeric_limits<double>::quiet_NaN();  // mean of fevals_curve
-  double time = std::numeric_limits<double>::quiet_NaN();    // mean of time_curve
-  std::vector<double> fevals_x, fevals_curve;                // x: tests
-  std::vector<double> time_x, time_curve;                    // x: simulated seconds
-};
-
-// The score of a searcher from its runs' best-so-far step functions (SimulatedRun::
-// improvements). best_found(x) is the mean over runs of the best valid runtime found by x
-// (tests made, or simulated seconds); a run with no valid test by x counts as the worst
-// valid runtime. Every run must have gone on to the end cut-offs (SimulationOptions::horizon)
-// or have finished its search. Throws Error for no runs.
-PerformanceScore score_runs(const RandomSearchBaseline& baseline, const ScoreCutoffs& cutoffs,
-                            const std::vector<std::vector<Improvement>>& runs);
-
 struct SearcherEvaluation {
   std::string name;
   std::uint64_t runs = 0, failed_runs = 0;  // failed: never reached the target
@@ -205,6 +264,12 @@ struct Evaluation {
   std::optional<ScoreCutoffs> score;     // with EvaluationOptions::score
   std::vector<SearcherEvaluation> searchers;
 };
+
+// The performance score of each searcher over several evaluations (one per space), for
+// the searchers scored in every one of them, in the first one's order; curves at `points`
+// equidistant fractions of each space's budget. Throws Error when an evaluation was not
+// scored.
+std::vector<AggregateScore> aggregate_scores(const std::vector<const Evaluation*>& spaces, std::size_t points = 100);
 
 // ---- Statistics of a recorded space (steer report) ------------------------------------
 
@@ -243,7 +308,7 @@ struct SimulationReport {
   double target = 1.1;
   std::uint64_t runs = 0, seed = 1;
   std::optional<std::uint64_t> budget;
-  int repetitions = 1;
+  int repetitions = 0;  // timed launches costed per test; 0: as recorded
   std::optional<std::size_t> left_out_without_counters;  // steer simulate --with-counters
   Evaluation evaluation;
 };
@@ -256,6 +321,12 @@ void write_simulation_json(std::ostream& out, const SimulationReport& simulation
 // Reads what write_simulation_json wrote with details. Throws Error naming the file and
 // what it lacks.
 SimulationReport read_simulation_json(const std::filesystem::path& file);
+// Several spaces: {"spaces": [what write_simulation_json writes, ...], "aggregate": [per
+// searcher scored in every space: the mean and spread over spaces of P on both axes, and
+// with details the mean P curves over the fraction of the budget]}.
+void write_simulations_json(std::ostream& out, const std::vector<SimulationReport>& simulations, bool details);
+// Reads either form: one space, or several.
+std::vector<SimulationReport> read_simulations_json(const std::filesystem::path& file);
 // The best-so-far curves in long format: searcher,axis,x,runs_with_valid,mean_best_ms,std_best_ms.
 void write_convergence_csv(std::ostream& out, const Evaluation& evaluation);
 // Every test of every run (needs EvaluationOptions::keep_routes): searcher, run, seed,
@@ -272,6 +343,9 @@ struct ReportInput {
   const ImportedRecording* imported = nullptr;     // with recording
   const Recording* recording = nullptr;
   const SimulationReport* simulation = nullptr;
+  // A simulation over several spaces (steer simulate with several --data): the performance
+  // score aggregated over them.
+  const std::vector<SimulationReport>* spaces = nullptr;
 };
 
 struct ReportOptions {

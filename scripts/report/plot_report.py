@@ -81,6 +81,19 @@ def convergence(folder, plot, ax):
     ax.legend(fontsize="small", ncol=2)
 
 
+def score(folder, plot, ax):
+    rows = [r for r in read_rows(folder, plot["csv"]) if r["axis"] == plot["axis"] and r["score"] != ""]
+    names = ordered(r["searcher"] for r in rows)
+    colour = colours(names)
+    for name in names:
+        mine = [r for r in rows if r["searcher"] == name]
+        ax.plot([number(r["x"]) for r in mine], [number(r["score"]) for r in mine], label=name, color=colour[name],
+                linewidth=1.4)
+    ax.axhline(0, color="black", linestyle="--", linewidth=0.9, label="random search (calculated)")
+    ax.axhline(1, color="black", linestyle=":", linewidth=0.9, label="optimum")
+    ax.legend(fontsize="small", ncol=2)
+
+
 def tests_to_target(folder, plot, fig):
     rows = read_rows(folder, plot["csv"])
     names = ordered(r["searcher"] for r in rows)
@@ -157,7 +170,7 @@ def draw(folder, plot):
         tests_to_target(folder, plot, fig)
     else:
         fig, ax = plt.subplots(figsize=(8, 5))
-        {"convergence": convergence, "histogram": histogram, "order": order, "pareto": pareto}[kind](folder, plot, ax)
+        {"convergence": convergence, "histogram": histogram, "order": order, "pareto": pareto, "score": score}[kind](folder, plot, ax)
         ax.set_xlabel(plot.get("xlabel", ""))
         ax.set_ylabel(plot.get("ylabel", ""))
     fig.suptitle(plot["title"], fontsize="medium")

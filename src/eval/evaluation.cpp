@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -162,6 +163,17 @@ SearcherEvaluation summarise(const std::string& name, std::vector<RunOutcome>&& 
   return e;
 }
 
+// "Kernel Tuner 1.5.0" and "genetic_algorithm" -> "kernel_tuner:genetic_algorithm".
+std::string external_name(const std::string& tool, const std::string& strategy) {
+  std::string prefix;
+  for (char c : tool) {
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') break;
+    prefix += c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  while (!prefix.empty() && prefix.back() == '_') prefix.pop_back();
+  return (prefix.empty() ? std::string("external") : prefix) + ":" + strategy;
+}
+
 }  // namespace
 
 TestStatistics test_statistics(std::vector<double> tests) {
@@ -200,8 +212,8 @@ Evaluation evaluate(const Recording& recording, const std::vector<std::string>& 
     // Runs of their own, with the same seeds, that go on past the target to the end cut-offs
     // of both axes: the runs above stop at the target and keep their figures.
     const RandomSearchBaseline baseline = RandomSearchBaseline::of(recording);
-    const ScoreCutoffs cutoffs = score_cutoffs(baseline, mean_test_cost_ms(recording, options.simulation.cost),
-                                               options.simulation.target, options.score_points);
+    const ScoreCutoffs cutoffs =
+        score_cutoffs(baseline, space_test_costs(recording, options.simulation.cost), options.score_settings);
     evaluation.score = cutoffs;
     const RunHorizon horizon{.tests = cutoffs.end_tests, .seconds = cutoffs.end_s};
     EvaluationOptions score_options = options;
@@ -212,6 +224,32 @@ Evaluation evaluate(const Recording& recording, const std::vector<std::string>& 
         runs.push_back(std::move(outcome.improvements));
       }
       e.score = score_runs(baseline, cutoffs, runs);
+    }
+    for (const ExternalRuns& external : options.external) {
+      for (const auto& [strategy, runs] : external.strategies) {
+        if (runs.empty()) continue;
+        std::vector<RunOutcome> outcomes;
+        std::vector<std::vector<Improvement>> steps;
+        for (const std::vector<ExternalTest>& tests : runs) {
+          RunOutcome outcome;
+          outcome.tests = tests.size();
+          outcome.time_s = tests.empty() ? 0 : tests.back().time_s;
+          outcome.improvements = improvements_of(tests);
+          for (std::size_t i = 0; i < tests.size(); ++i) {
+            if (tests[i].runtime_ms <= evaluation.target_ms) {
+              outcome.tests_to_target = i + 1;
+              outcome.time_s = tests[i].time_s;
+              break;
+            }
+          }
+          steps.push_back(outcome.improvements);
+          outcomes.push_back(std::move(outcome));
+        }
+        SearcherEvaluation e = summarise(external_name(external.tool, strategy), std::move(outcomes),
+                                         options.time_points);
+        e.score = score_runs(baseline, cutoffs, steps);
+        evaluation.searchers.push_back(std::move(e));
+      }
     }
   }
 

@@ -1,5 +1,6 @@
-// The performance score P of a searcher against the calculated random-search baseline
-// (docs/simulate.md, "The performance score P").
+// The performance score P of a searcher against the calculated random-search baseline, as
+// the methodology's package autotuning-methodology 1.1.0 computes it (docs/simulate.md,
+// "The performance score P"; scripts/bench/methodology_cross_check.py checks the two agree).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -20,17 +21,20 @@ double round_half_even(double value) {
   return std::fmod(floor, 2.0) == 0 ? floor : floor + 1;
 }
 
-// Mean over runs of the best valid runtime found by each x (ascending), where position()
-// places an improvement on the axis; a run without a valid test by x counts as `worst`.
+// Mean over runs of the best-first rank of the best valid runtime found by each x
+// (ascending), where position() places an improvement on the axis; a run without a valid
+// test by x counts as the worst rank. `ranks[r][k]` is the rank of runs[r][k].best_ms.
 template <typename Position>
-std::vector<double> mean_best_found(const std::vector<std::vector<Improvement>>& runs, const std::vector<double>& xs,
-                                    double worst, Position&& position) {
+std::vector<double> mean_rank_found(const std::vector<std::vector<Improvement>>& runs,
+                                    const std::vector<std::vector<std::size_t>>& ranks, const std::vector<double>& xs,
+                                    double worst_rank, Position&& position) {
   std::vector<double> sums(xs.size(), 0);
-  for (const std::vector<Improvement>& improvements : runs) {
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const std::vector<Improvement>& improvements = runs[r];
     std::size_t step = 0;
     for (std::size_t i = 0; i < xs.size(); ++i) {
       while (step < improvements.size() && position(improvements[step]) <= xs[i]) ++step;
-      sums[i] += step == 0 ? worst : improvements[step - 1].best_ms;
+      sums[i] += step == 0 ? worst_rank : static_cast<double>(ranks[r][step - 1]);
     }
   }
   for (double& sum : sums) sum /= static_cast<double>(runs.size());
@@ -43,6 +47,14 @@ double mean(const std::vector<double>& values) {
   return values.empty() ? NAN : sum / static_cast<double>(values.size());
 }
 
+double standard_deviation(const std::vector<double>& values) {
+  if (values.empty()) return NAN;
+  const double centre = mean(values);
+  double squares = 0;
+  for (double value : values) squares += (value - centre) * (value - centre);
+  return std::sqrt(squares / static_cast<double>(values.size()));
+}
+
 // `points` equidistant values from `first` to `last`, both included (one point: `first`).
 std::vector<double> equidistant(double first, double last, std::size_t points) {
   std::vector<double> xs(points);
@@ -52,6 +64,52 @@ std::vector<double> equidistant(double first, double last, std::size_t points) {
   if (points > 1) xs.back() = last;  // exactly, whatever the rounding of the sum
   return xs;
 }
+
+// The monotone piecewise-cubic interpolant (PCHIP, Fritsch-Carlson, with SciPy's end
+// conditions) through (xs, ys), xs strictly ascending, evaluated at `at`; clamped to the ends.
+class Pchip {
+ public:
+  Pchip(std::vector<double> xs, std::vector<double> ys) : xs_(std::move(xs)), ys_(std::move(ys)), d_(xs_.size(), 0) {
+    const std::size_t n = xs_.size();
+    if (n < 2) return;
+    std::vector<double> h(n - 1), delta(n - 1);
+    for (std::size_t k = 0; k + 1 < n; ++k) {
+      h[k] = xs_[k + 1] - xs_[k];
+      delta[k] = (ys_[k + 1] - ys_[k]) / h[k];
+    }
+    if (n == 2) {
+      d_[0] = d_[1] = delta[0];
+      return;
+    }
+    for (std::size_t k = 1; k + 1 < n; ++k) {
+      if (delta[k - 1] == 0 || delta[k] == 0 || std::signbit(delta[k - 1]) != std::signbit(delta[k])) continue;
+      const double w1 = 2 * h[k] + h[k - 1], w2 = h[k] + 2 * h[k - 1];
+      d_[k] = (w1 + w2) / (w1 / delta[k - 1] + w2 / delta[k]);
+    }
+    d_[0] = edge(h[0], h[1], delta[0], delta[1]);
+    d_[n - 1] = edge(h[n - 2], h[n - 3], delta[n - 2], delta[n - 3]);
+  }
+
+  double operator()(double x) const {
+    if (xs_.size() == 1 || x <= xs_.front()) return ys_.front();
+    if (x >= xs_.back()) return ys_.back();
+    const std::size_t k = static_cast<std::size_t>(std::upper_bound(xs_.begin(), xs_.end(), x) - xs_.begin()) - 1;
+    const double h = xs_[k + 1] - xs_[k], t = (x - xs_[k]) / h;
+    const double t2 = t * t, t3 = t2 * t;
+    return (2 * t3 - 3 * t2 + 1) * ys_[k] + (t3 - 2 * t2 + t) * h * d_[k] + (-2 * t3 + 3 * t2) * ys_[k + 1] +
+           (t3 - t2) * h * d_[k + 1];
+  }
+
+ private:
+  static double edge(double h0, double h1, double m0, double m1) {
+    double d = ((2 * h0 + h1) * m0 - h0 * m1) / (h0 + h1);
+    const auto sign = [](double v) { return (v > 0) - (v < 0); };
+    if (sign(d) != sign(m0)) return 0;
+    if (sign(m0) != sign(m1) && std::abs(d) > 3 * std::abs(m0)) return 3 * m0;
+    return d;
+  }
+  std::vector<double> xs_, ys_, d_;
+};
 
 }  // namespace
 
@@ -79,6 +137,11 @@ RandomSearchBaseline RandomSearchBaseline::of(const Recording& recording) {
   return RandomSearchBaseline(std::move(runtimes));
 }
 
+double RandomSearchBaseline::median_ms() const noexcept {
+  const std::size_t n = worst_first_.size();
+  return n % 2 == 1 ? worst_first_[n / 2] : (worst_first_[n / 2 - 1] + worst_first_[n / 2]) / 2;
+}
+
 std::size_t RandomSearchBaseline::index(std::uint64_t evaluations) const noexcept {
   const std::uint64_t n = worst_first_.size();
   // From M = N on the index is N - 1 (it is from M >= (N - 1) / 2), and M (N + 1) stays small.
@@ -89,13 +152,6 @@ std::size_t RandomSearchBaseline::index(std::uint64_t evaluations) const noexcep
   const std::uint64_t twice_remainder = 2 * (numerator % denominator);
   if (twice_remainder > denominator || (twice_remainder == denominator && rounded % 2 == 1)) ++rounded;
   return static_cast<std::size_t>(std::min(n - 1, rounded));
-}
-
-std::uint64_t RandomSearchBaseline::evaluations_in(double seconds, double test_cost_s) noexcept {
-  const double evaluations = round_half_even(seconds / test_cost_s);
-  if (!(evaluations >= 1)) return 1;  // NaN too
-  if (evaluations >= 1e18) return static_cast<std::uint64_t>(1e18);
-  return static_cast<std::uint64_t>(evaluations);
 }
 
 std::uint64_t RandomSearchBaseline::evaluations_to_reach(double runtime) const {
@@ -116,15 +172,49 @@ std::uint64_t RandomSearchBaseline::evaluations_to_reach(double runtime) const {
   return low;
 }
 
-double mean_test_cost_ms(const Recording& recording, const CostModel& cost) {
-  double sum = 0;
-  std::uint64_t tests = 0;
+std::uint64_t RandomSearchBaseline::cutoff_tests(double percentile) const {
+  const double optimum = optimum_ms();
+  const double threshold = optimum + (median_ms() - optimum) * (1 - percentile);
+  std::size_t i = 0;
+  while (i < worst_first_.size() && worst_first_[i] > threshold) ++i;
+  if (i == worst_first_.size()) i = worst_first_.size() - 1;  // rounding: the optimum is always within
+  if (percentile != 1.0 && worst_first_[i] == optimum) {
+    if (i == 0) {
+      throw Error(fmt::format("every valid configuration runs in the optimum {} ms: there is nothing to search for",
+                              optimum));
+    }
+    --i;
+  }
+  const std::uint64_t n = worst_first_.size();
+  return (static_cast<std::uint64_t>(i) + (n - i)) / (n + 1 - i);  // ceil(i / (N + 1 - i))
+}
+
+std::size_t RandomSearchBaseline::best_first_rank(double runtime_ms) const noexcept {
+  // The number of valid runtimes strictly faster than it.
+  const auto faster = std::upper_bound(worst_first_.begin(), worst_first_.end(), runtime_ms,
+                                       [](double value, double element) { return value > element; });
+  return static_cast<std::size_t>(worst_first_.end() - faster);
+}
+
+SpaceTestCosts space_test_costs(const Recording& recording, const CostModel& cost) {
+  SpaceTestCosts costs;
+  costs.recorded = RecordedCosts::of(recording);
+  std::vector<double> valid, failed;
   for (ConfigIndex config = 0; config < recording.space().size(); ++config) {
     if (!recording.present(config) || recording.status(config) == Status::Skipped) continue;
-    sum += test_cost_ms(recording, config, MeasureRequest{}, cost);
-    ++tests;
+    const double ms = test_cost_ms(recording, config, MeasureRequest{}, cost, costs.recorded);
+    (recording.status(config) == Status::Ok ? valid : failed).push_back(ms);
   }
-  return tests == 0 ? NAN : sum / static_cast<double>(tests);
+  const double tests = static_cast<double>(valid.size() + failed.size());
+  if (tests == 0) return {NAN, NAN, costs.recorded};
+  costs.per_test_ms = (valid.empty() ? 0 : mean(valid)) +
+                      (failed.empty() ? 0 : static_cast<double>(failed.size()) / tests * mean(failed));
+  std::vector<double> all = valid;
+  all.insert(all.end(), failed.begin(), failed.end());
+  std::sort(all.begin(), all.end());
+  const std::size_t n = all.size();
+  costs.median_ms = n % 2 == 1 ? all[n / 2] : (all[n / 2 - 1] + all[n / 2]) / 2;
+  return costs;
 }
 
 double performance_score(double baseline_ms, double best_found_ms, double optimum_ms) noexcept {
@@ -132,47 +222,166 @@ double performance_score(double baseline_ms, double best_found_ms, double optimu
   return (baseline_ms - best_found_ms) / (baseline_ms - optimum_ms);
 }
 
-ScoreCutoffs score_cutoffs(const RandomSearchBaseline& baseline, double test_cost_ms, double target,
-                           std::size_t points) {
+ScoreCutoffs score_cutoffs(const RandomSearchBaseline& baseline, const SpaceTestCosts& costs,
+                           const ScoreSettings& settings) {
+  if (!(costs.per_test_ms > 0) || !(costs.median_ms > 0)) {
+    throw Error("the performance score's time axis needs tests that cost time: the recording holds no costs");
+  }
   ScoreCutoffs cutoffs;
-  cutoffs.points = std::max<std::size_t>(points, 1);
-  cutoffs.target = target;
-  cutoffs.test_cost_ms = test_cost_ms;
-  cutoffs.end_tests = baseline.evaluations_to_reach(target * baseline.optimum_ms());
-  cutoffs.start_s = test_cost_ms / 1e3;
-  cutoffs.end_s = static_cast<double>(cutoffs.end_tests) * test_cost_ms / 1e3;
+  cutoffs.settings = settings;
+  cutoffs.settings.time_points = std::max<std::size_t>(settings.time_points, 2);
+  cutoffs.settings.max_test_points = std::max<std::size_t>(settings.max_test_points, 2);
+  cutoffs.test_cost_ms = costs.per_test_ms;
+  cutoffs.median_test_cost_ms = costs.median_ms;
+  std::uint64_t start = baseline.cutoff_tests(settings.start_percentile);
+  std::uint64_t end = baseline.cutoff_tests(settings.end_percentile);
+  // At least two tests apart (the package's margin; it bounds the end by the space, N).
+  if (end < start + 2) {
+    if (start == 0) {
+      end = end + 2;
+    } else {
+      end = end + 1;
+      start = start - 1;
+    }
+  }
+  cutoffs.start_tests = start;  // 0: the test axis starts before the first test
+  cutoffs.end_tests = end;
+  cutoffs.start_s = settings.start_percentile > 0 ? static_cast<double>(start) * costs.median_ms / 1e3 : 0;
+  cutoffs.end_s = static_cast<double>(end) * costs.median_ms / 1e3;
   return cutoffs;
 }
 
 PerformanceScore score_runs(const RandomSearchBaseline& baseline, const ScoreCutoffs& cutoffs,
                             const std::vector<std::vector<Improvement>>& runs) {
   if (runs.empty()) throw Error("the performance score needs at least one run");
-  const std::size_t points = std::max<std::size_t>(cutoffs.points, 1);
   const double optimum = baseline.optimum_ms();
+  const double worst_rank = static_cast<double>(baseline.size() - 1);
+  std::vector<std::vector<std::size_t>> ranks(runs.size());
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    for (const Improvement& step : runs[r]) ranks[r].push_back(baseline.best_first_rank(step.best_ms));
+  }
+  auto found = [&](double mean_rank) { return baseline.runtime_at_rank(static_cast<std::size_t>(round_half_even(mean_rank))); };
   PerformanceScore score;
 
-  // Tests: whole numbers of tests, equidistant between the cut-offs before rounding.
-  score.fevals_x = equidistant(1, static_cast<double>(cutoffs.end_tests), points);
-  for (double& x : score.fevals_x) x = round_half_even(x);
-  const std::vector<double> found_by_test =
-      mean_best_found(runs, score.fevals_x, baseline.worst_ms(),
-                      [](const Improvement& step) { return static_cast<double>(step.test); });
-  for (std::size_t i = 0; i < points; ++i) {
+  // Tests: every whole number between the cut-offs (equidistant and rounded when too many).
+  const std::uint64_t first = cutoffs.start_tests, last = cutoffs.end_tests;
+  if (last - first + 1 <= cutoffs.settings.max_test_points) {
+    for (std::uint64_t m = first; m <= last; ++m) score.fevals_x.push_back(static_cast<double>(m));
+  } else {
+    for (double x : equidistant(static_cast<double>(first), static_cast<double>(last), cutoffs.settings.max_test_points)) {
+      score.fevals_x.push_back(round_half_even(x));
+    }
+  }
+  const std::vector<double> rank_by_test = mean_rank_found(
+      runs, ranks, score.fevals_x, worst_rank, [](const Improvement& step) { return static_cast<double>(step.test); });
+  for (std::size_t i = 0; i < score.fevals_x.size(); ++i) {
     const double base = baseline.runtime_ms(static_cast<std::uint64_t>(score.fevals_x[i]));
-    score.fevals_curve.push_back(performance_score(base, found_by_test[i], optimum));
+    score.fevals_curve.push_back(performance_score(base, found(rank_by_test[i]), optimum));
   }
   score.fevals = mean(score.fevals_curve);
 
-  // Simulated seconds: the baseline after as many tests as the mean test cost fits in.
+  // Simulated seconds: the baseline after x / test cost tests. As the package does, the
+  // whole numbers of tests the points round to are the nodes of a monotone interpolation,
+  // read at equidistant points between the first and the last.
+  const std::size_t points = cutoffs.settings.time_points;
   score.time_x = equidistant(cutoffs.start_s, cutoffs.end_s, points);
-  const std::vector<double> found_by_time =
-      mean_best_found(runs, score.time_x, baseline.worst_ms(), [](const Improvement& step) { return step.time_s; });
+  const double test_cost_s = cutoffs.test_cost_ms / 1e3;
+  std::vector<double> nodes;
+  for (double x : score.time_x) {
+    const double tests = round_half_even(std::max(x / test_cost_s, 1.0));
+    if (nodes.empty() || tests > nodes.back()) nodes.push_back(tests);
+  }
+  std::vector<double> node_runtimes;
+  for (double tests : nodes) node_runtimes.push_back(baseline.runtime_ms(static_cast<std::uint64_t>(tests)));
+  const Pchip baseline_over_tests(nodes, node_runtimes);
+  const std::vector<double> reads = equidistant(nodes.front(), nodes.back(), points);
+  const std::vector<double> rank_by_time = mean_rank_found(runs, ranks, score.time_x, worst_rank,
+                                                           [](const Improvement& step) { return step.time_s; });
   for (std::size_t i = 0; i < points; ++i) {
-    const std::uint64_t evaluations = RandomSearchBaseline::evaluations_in(score.time_x[i], cutoffs.test_cost_ms / 1e3);
-    score.time_curve.push_back(performance_score(baseline.runtime_ms(evaluations), found_by_time[i], optimum));
+    const double base = nodes.size() > 2 ? baseline_over_tests(reads[i])
+                                         : baseline.runtime_ms(static_cast<std::uint64_t>(
+                                               round_half_even(std::max(score.time_x[i] / test_cost_s, 1.0))));
+    score.time_curve.push_back(performance_score(base, found(rank_by_time[i]), optimum));
   }
   score.time = mean(score.time_curve);
   return score;
+}
+
+std::vector<Improvement> improvements_of(const std::vector<ExternalTest>& tests) {
+  std::vector<Improvement> improvements;
+  for (std::size_t i = 0; i < tests.size(); ++i) {
+    const ExternalTest& test = tests[i];
+    if (!std::isfinite(test.runtime_ms)) continue;
+    if (improvements.empty() || test.runtime_ms < improvements.back().best_ms) {
+      improvements.push_back({i + 1, test.time_s, test.runtime_ms});
+    }
+  }
+  return improvements;
+}
+
+namespace {
+
+// A curve sampled at `points` equidistant fractions of its x range, linearly interpolated.
+std::vector<double> over_fractions(const std::vector<double>& xs, const std::vector<double>& ys, std::size_t points) {
+  std::vector<double> out(points, NAN);
+  if (xs.empty()) return out;
+  for (std::size_t i = 0; i < points; ++i) {
+    const double fraction = points == 1 ? 0 : static_cast<double>(i) / static_cast<double>(points - 1);
+    const double x = xs.front() + fraction * (xs.back() - xs.front());
+    const auto after = std::lower_bound(xs.begin(), xs.end(), x);
+    if (after == xs.begin()) {
+      out[i] = ys.front();
+    } else if (after == xs.end()) {
+      out[i] = ys.back();
+    } else {
+      const std::size_t k = static_cast<std::size_t>(after - xs.begin());
+      const double span = xs[k] - xs[k - 1];
+      const double t = span > 0 ? (x - xs[k - 1]) / span : 1;
+      out[i] = ys[k - 1] + t * (ys[k] - ys[k - 1]);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<AggregateScore> aggregate_scores(const std::vector<const Evaluation*>& spaces, std::size_t points) {
+  std::vector<AggregateScore> aggregates;
+  if (spaces.empty()) return aggregates;
+  for (const Evaluation* space : spaces) {
+    if (!space->score) throw Error("aggregating the performance score needs evaluations that computed it");
+  }
+  for (const SearcherEvaluation& first : spaces.front()->searchers) {
+    AggregateScore aggregate;
+    aggregate.name = first.name;
+    std::vector<double> fevals, time;
+    std::vector<std::vector<double>> fevals_curves, time_curves;
+    for (const Evaluation* space : spaces) {
+      auto found = std::find_if(space->searchers.begin(), space->searchers.end(),
+                                [&](const SearcherEvaluation& e) { return e.name == first.name; });
+      if (found == space->searchers.end() || std::isnan(found->score.time)) break;
+      fevals.push_back(found->score.fevals);
+      time.push_back(found->score.time);
+      fevals_curves.push_back(over_fractions(found->score.fevals_x, found->score.fevals_curve, points));
+      time_curves.push_back(over_fractions(found->score.time_x, found->score.time_curve, points));
+    }
+    if (time.size() != spaces.size()) continue;  // not scored in every space
+    aggregate.spaces = spaces.size();
+    aggregate.fevals = mean(fevals);
+    aggregate.fevals_spread = standard_deviation(fevals);
+    aggregate.time = mean(time);
+    aggregate.time_spread = standard_deviation(time);
+    aggregate.fevals_curve.assign(points, 0);
+    aggregate.time_curve.assign(points, 0);
+    for (std::size_t s = 0; s < spaces.size(); ++s) {
+      for (std::size_t i = 0; i < points; ++i) {
+        aggregate.fevals_curve[i] += fevals_curves[s][i] / static_cast<double>(spaces.size());
+        aggregate.time_curve[i] += time_curves[s][i] / static_cast<double>(spaces.size());
+      }
+    }
+    aggregates.push_back(std::move(aggregate));
+  }
+  return aggregates;
 }
 
 }  // namespace steer

@@ -75,6 +75,8 @@ struct Section {
   std::vector<Plot> plots;
 };
 
+void write_score(const Evaluation& e, const fs::path& out, Section& section);
+
 void write_simulation(const SimulationReport& simulation, const fs::path& out, Section& section) {
   const Evaluation& e = simulation.evaluation;
   {
@@ -161,6 +163,77 @@ void write_simulation(const SimulationReport& simulation, const fs::path& out, S
                            "Left: distribution over the runs that reached the target (box: quartiles, whiskers: "
                            "5th–95th percentile); right: the fraction of runs that reached it within n tests.",
                            Json{{"target", simulation.target}}});
+  if (e.score) write_score(e, out, section);
+}
+
+// The performance score: P over both axes per searcher, the methodology's plot.
+void write_score(const Evaluation& e, const fs::path& out, Section& section) {
+  csv::File csv(out / "score.csv", "searcher,axis,x,score");
+  for (const SearcherEvaluation& s : e.searchers) {
+    for (std::size_t i = 0; i < s.score.fevals_x.size(); ++i) {
+      csv.row(csv::field(s.name), "tests", csv::number(s.score.fevals_x[i]), csv::number(s.score.fevals_curve[i]));
+    }
+    for (std::size_t i = 0; i < s.score.time_x.size(); ++i) {
+      csv.row(csv::field(s.name), "time_s", csv::number(s.score.time_x[i]), csv::number(s.score.time_curve[i]));
+    }
+  }
+  csv.close();
+  const ScoreCutoffs& cutoffs = *e.score;
+  section.html += fmt::format(
+      "<p>Performance score P (0: random search, 1: the optimum) from {} to {} tests and from {:.4g} to {:.4g} s "
+      "of simulated time ({:.4g} ms a test on average):</p>\n<table><tr><th>searcher</th><th>P tests</th>"
+      "<th>P time</th></tr>\n",
+      cutoffs.start_tests, cutoffs.end_tests, cutoffs.start_s, cutoffs.end_s, cutoffs.test_cost_ms);
+  for (const SearcherEvaluation& s : e.searchers) {
+    section.html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", html(s.name), cell(s.score.fevals, 3),
+                                cell(s.score.time, 3));
+  }
+  section.html += "</table>\n<p>Data: <a href=\"score.csv\">score.csv</a></p>\n";
+  const char* caption =
+      "P(x) = (baseline - best found) / (baseline - optimum) against the calculated random-search baseline, "
+      "between the methodology's cut-offs (docs/simulate.md).";
+  section.plots.push_back({"score_tests", "score", "score.csv", "Performance score P vs tests", "tests", "P",
+                           caption, Json{{"axis", "tests"}}});
+  section.plots.push_back({"score_time", "score", "score.csv", "Performance score P vs simulated tuning time",
+                           "simulated tuning time (s)", "P", caption, Json{{"axis", "time_s"}}});
+}
+
+// The score over several spaces: mean and spread per searcher, and the mean P curve over
+// the fraction of each space's budget.
+void write_aggregate(const std::vector<SimulationReport>& spaces, const fs::path& out, Section& section) {
+  std::vector<const Evaluation*> evaluations;
+  for (const SimulationReport& space : spaces) evaluations.push_back(&space.evaluation);
+  const std::vector<AggregateScore> scores = aggregate_scores(evaluations);
+  csv::File csv(out / "aggregate_score.csv", "searcher,axis,x,score");
+  for (const AggregateScore& score : scores) {
+    for (const auto& [axis, curve] : {std::pair{"tests", &score.fevals_curve}, std::pair{"time_s", &score.time_curve}}) {
+      for (std::size_t i = 0; i < curve->size(); ++i) {
+        const double fraction = curve->size() == 1 ? 0 : static_cast<double>(i) / static_cast<double>(curve->size() - 1);
+        csv.row(csv::field(score.name), axis, csv::number(fraction), csv::number((*curve)[i]));
+      }
+    }
+  }
+  csv.close();
+  section.heading = fmt::format("Performance score over {} spaces", spaces.size());
+  section.html += "<p>Spaces:";
+  for (const SimulationReport& space : spaces) section.html += fmt::format(" <code>{}</code>", html(space.data));
+  section.html +=
+      ".</p>\n<table><tr><th>searcher</th><th>P tests (mean ± sd over spaces)</th><th>P time (mean ± sd)</th>"
+      "</tr>\n";
+  for (const AggregateScore& score : scores) {
+    section.html += fmt::format("<tr><td>{}</td><td>{} ± {}</td><td>{} ± {}</td></tr>\n", html(score.name),
+                                cell(score.fevals, 3), cell(score.fevals_spread, 3), cell(score.time, 3),
+                                cell(score.time_spread, 3));
+  }
+  section.html += "</table>\n<p>Data: <a href=\"aggregate_score.csv\">aggregate_score.csv</a></p>\n";
+  const char* caption = "The mean over spaces of P at each fraction of the space's budget, from its start to its "
+                        "end cut-off (docs/simulate.md).";
+  section.plots.push_back({"aggregate_score_time", "score", "aggregate_score.csv",
+                           "Performance score P over the time budget, mean over spaces", "fraction of the time budget",
+                           "P", caption, Json{{"axis", "time_s"}}});
+  section.plots.push_back({"aggregate_score_tests", "score", "aggregate_score.csv",
+                           "Performance score P over the test budget, mean over spaces", "fraction of the test budget",
+                           "P", caption, Json{{"axis", "tests"}}});
 }
 
 void write_space(const ImportedRecording& imported, const Recording& recording, const std::string& source,
@@ -406,7 +479,9 @@ void write_index(const std::vector<Section>& sections, const std::string& title,
 }  // namespace
 
 std::size_t write_report(const ReportInput& input, const ReportOptions& options) {
-  if (!input.recording && !input.simulation) throw Error("nothing to report: no recording and no simulation");
+  if (!input.recording && !input.simulation && !input.spaces) {
+    throw Error("nothing to report: no recording and no simulation");
+  }
   std::error_code error;
   fs::create_directories(options.out, error);
   if (error || !fs::is_directory(options.out)) {
@@ -432,6 +507,12 @@ std::size_t write_report(const ReportInput& input, const ReportOptions& options)
     if (title.empty()) {
       title = fmt::format("{} on {}", named(input.simulation->kernel, "kernel"), named(input.simulation->device, "device"));
     }
+  }
+  if (input.spaces) {
+    Section section;
+    write_aggregate(*input.spaces, out, section);
+    sections.insert(sections.begin(), std::move(section));
+    if (title.empty()) title = fmt::format("search over {} spaces", input.spaces->size());
   }
   title = "Steer report: " + title;
   if (options.plots) draw(sections, title, out, options.python);

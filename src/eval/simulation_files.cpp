@@ -73,15 +73,17 @@ void score_curve_from_json(const Json& curve, const std::string& where, std::vec
   for (const Json& value : curve["score"]) score.push_back(number_of(value));
 }
 
-SimulationReport parse_simulation(const std::string& file) {
+Json read_json_file(const std::string& file) {
   std::ifstream in(file);
   if (!in) throw Error(fmt::format("cannot read the simulation '{}': {}", file, std::strerror(errno)));
-  Json document;
   try {
-    document = Json::parse(in);
+    return Json::parse(in);
   } catch (const Json::exception& e) {
     throw Error(fmt::format("the simulation '{}' is not JSON: {}", file, e.what()));
   }
+}
+
+SimulationReport parse_simulation(const Json& document, const std::string& file) {
   const std::string hint = "write it with `steer simulate ... --json --details > FILE`";
   if (!document.is_object() || !document.contains("searchers") || !document["searchers"].is_array() ||
       !document.contains("best_time")) {
@@ -107,9 +109,12 @@ SimulationReport parse_simulation(const std::string& file) {
   if (document.contains("score") && document["score"].is_object()) {
     const Json& score = document["score"];
     ScoreCutoffs cutoffs;
-    cutoffs.points = score.at("points").get<std::size_t>();
-    cutoffs.target = score.value("target", simulation.target);
+    cutoffs.settings.end_percentile = number_of(score.at("end_percentile"));
+    cutoffs.settings.start_percentile = number_of(score.at("start_percentile"));
+    cutoffs.settings.time_points = score.at("time_points").get<std::size_t>();
     cutoffs.test_cost_ms = number_of(score.at("test_cost_ms"));
+    cutoffs.median_test_cost_ms = number_of(score.at("median_test_cost_ms"));
+    cutoffs.start_tests = score.at("start_tests").get<std::uint64_t>();
     cutoffs.end_tests = score.at("end_tests").get<std::uint64_t>();
     cutoffs.start_s = number_of(score.at("start_s"));
     cutoffs.end_s = number_of(score.at("end_s"));
@@ -164,7 +169,9 @@ SimulationReport parse_simulation(const std::string& file) {
 
 }  // namespace
 
-void write_simulation_json(std::ostream& out, const SimulationReport& simulation, bool details) {
+namespace {
+
+Json simulation_json(const SimulationReport& simulation, bool details) {
   const Evaluation& evaluation = simulation.evaluation;
   Json searchers = Json::array();
   for (const SearcherEvaluation& e : evaluation.searchers) {
@@ -213,22 +220,126 @@ void write_simulation_json(std::ostream& out, const SimulationReport& simulation
   if (simulation.left_out_without_counters) report["left_out_without_counters"] = *simulation.left_out_without_counters;
   if (evaluation.score) {
     const ScoreCutoffs& cutoffs = *evaluation.score;
-    report["score"] = {{"points", cutoffs.points},           {"target", cutoffs.target},
-                       {"test_cost_ms", cutoffs.test_cost_ms}, {"end_tests", cutoffs.end_tests},
-                       {"start_s", cutoffs.start_s},           {"end_s", cutoffs.end_s}};
+    report["score"] = {{"end_percentile", cutoffs.settings.end_percentile},
+                       {"start_percentile", cutoffs.settings.start_percentile},
+                       {"time_points", cutoffs.settings.time_points},
+                       {"test_cost_ms", cutoffs.test_cost_ms},
+                       {"median_test_cost_ms", cutoffs.median_test_cost_ms},
+                       {"start_tests", cutoffs.start_tests},
+                       {"end_tests", cutoffs.end_tests},
+                       {"start_s", cutoffs.start_s},
+                       {"end_s", cutoffs.end_s}};
   } else {
     report["score"] = nullptr;
   }
-  out << report.dump(2) << '\n';
+  return report;
 }
 
-SimulationReport read_simulation_json(const std::filesystem::path& file) {
+Json score_curve_columns(const std::vector<double>& curve) {
+  Json values = Json::array();
+  for (double value : curve) values.push_back(number_or_null(value));
+  return values;
+}
+
+}  // namespace
+
+void write_simulation_json(std::ostream& out, const SimulationReport& simulation, bool details) {
+  out << simulation_json(simulation, details).dump(2) << '\n';
+}
+
+void write_simulations_json(std::ostream& out, const std::vector<SimulationReport>& simulations, bool details) {
+  Json spaces = Json::array();
+  std::vector<const Evaluation*> evaluations;
+  for (const SimulationReport& simulation : simulations) {
+    spaces.push_back(simulation_json(simulation, details));
+    if (simulation.evaluation.score) evaluations.push_back(&simulation.evaluation);
+  }
+  Json aggregate = Json::array();
+  if (!evaluations.empty() && evaluations.size() == simulations.size()) {
+    for (const AggregateScore& score : aggregate_scores(evaluations)) {
+      Json entry = {{"name", score.name},
+                    {"spaces", score.spaces},
+                    {"score_fevals", number_or_null(score.fevals)},
+                    {"score_fevals_spread", number_or_null(score.fevals_spread)},
+                    {"score_time", number_or_null(score.time)},
+                    {"score_time_spread", number_or_null(score.time_spread)}};
+      if (details) {
+        entry["score_curve_fevals"] = score_curve_columns(score.fevals_curve);
+        entry["score_curve_time"] = score_curve_columns(score.time_curve);
+      }
+      aggregate.push_back(std::move(entry));
+    }
+  }
+  out << Json{{"spaces", spaces}, {"aggregate", aggregate}}.dump(2) << '\n';
+}
+
+std::vector<SimulationReport> read_simulations_json(const std::filesystem::path& file) {
   // A value of the wrong type (a string where a count belongs, say) is an error naming the file.
   try {
-    return parse_simulation(file.string());
+    const Json document = read_json_file(file.string());
+    std::vector<SimulationReport> simulations;
+    if (document.is_object() && document.contains("spaces") && document["spaces"].is_array()) {
+      for (const Json& space : document["spaces"]) simulations.push_back(parse_simulation(space, file.string()));
+      if (simulations.empty()) throw Error(fmt::format("the simulation '{}' holds no space", file.string()));
+    } else {
+      simulations.push_back(parse_simulation(document, file.string()));
+    }
+    return simulations;
   } catch (const Json::exception& e) {
     throw Error(fmt::format("the simulation '{}' is not what steer simulate --json --details writes: {}",
                             file.string(), e.what()));
+  }
+}
+
+SimulationReport read_simulation_json(const std::filesystem::path& file) {
+  std::vector<SimulationReport> simulations = read_simulations_json(file);
+  if (simulations.size() != 1) {
+    throw Error(fmt::format("the simulation '{}' holds {} spaces, not one", file.string(), simulations.size()));
+  }
+  return std::move(simulations.front());
+}
+
+ExternalRuns read_external_runs(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw Error(fmt::format("cannot read the runs '{}': {}", file.string(), std::strerror(errno)));
+  const std::string where = fmt::format("the runs '{}'", file.string());
+  try {
+    const Json document = Json::parse(in);
+    if (!document.is_object() || !document.contains("strategies") || !document["strategies"].is_object()) {
+      throw Error(fmt::format("{} have no object 'strategies'", where));
+    }
+    ExternalRuns runs;
+    runs.tool = document.value("tool", "external");
+    runs.data = document.value("data", "");
+    for (const auto& [name, list] : document["strategies"].items()) {
+      if (!list.is_array()) throw Error(fmt::format("{}: strategy '{}' is not a list of runs", where, name));
+      std::vector<std::vector<ExternalTest>> strategy_runs;
+      for (const Json& run : list) {
+        if (!run.is_object() || !run.contains("tests") || !run["tests"].is_array()) {
+          throw Error(fmt::format("{}: a run of '{}' has no list 'tests'", where, name));
+        }
+        std::vector<ExternalTest> tests;
+        double previous = 0;
+        for (const Json& test : run["tests"]) {
+          if (!test.is_array() || test.size() != 2 || !test[0].is_number()) {
+            throw Error(fmt::format("{}: a test of '{}' is not [seconds, runtime_ms or null]: {}", where, name,
+                                    test.dump()));
+          }
+          ExternalTest t{test[0].get<double>(), test[1].is_number() ? test[1].get<double>() : NAN};
+          if (t.time_s < previous) {
+            throw Error(fmt::format("{}: the seconds of '{}' go back in time ({} after {})", where, name, t.time_s,
+                                    previous));
+          }
+          previous = t.time_s;
+          tests.push_back(t);
+        }
+        strategy_runs.push_back(std::move(tests));
+      }
+      runs.strategies.emplace_back(name, std::move(strategy_runs));
+    }
+    return runs;
+  } catch (const Json::exception& e) {
+    throw Error(fmt::format("{} are not JSON runs: {}", where, e.what()));
   }
 }
 

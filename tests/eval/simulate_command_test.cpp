@@ -173,7 +173,8 @@ TEST(SimulateCommand, DetailsGiveEveryRunAndTheCurves) {
 }
 
 TEST(SimulateCommand, ScorePrintsThePerformanceScoreOnBothAxes) {
-  const std::string coulomb = "simulate --data '" STEER_DATA_DIR "/recordings/ktt/coulomb_rtx2080.ktt.json.gz' ";
+  const std::string coulomb =
+      "simulate --no-searcher-time --data '" STEER_DATA_DIR "/recordings/ktt/coulomb_rtx2080.ktt.json.gz' ";
   Outcome plain = run_steer(coulomb + "--searcher random,exhaustive --runs 20 --json", false);
   ASSERT_EQ(plain.exit_code, 0) << plain.output;
   nlohmann::json without = nlohmann::json::parse(plain.output);
@@ -184,25 +185,27 @@ TEST(SimulateCommand, ScorePrintsThePerformanceScoreOnBothAxes) {
   ASSERT_EQ(scored.exit_code, 0) << scored.output;
   nlohmann::json with = nlohmann::json::parse(scored.output);
   const nlohmann::json& cutoffs = with["score"];
-  EXPECT_EQ(cutoffs["points"], 50);
-  EXPECT_GE(cutoffs["end_tests"].get<int>(), 1);
+  EXPECT_EQ(cutoffs["time_points"], 1000);
+  EXPECT_EQ(cutoffs["end_percentile"], 0.95);
+  EXPECT_GT(cutoffs["end_tests"].get<int>(), cutoffs["start_tests"].get<int>());
   EXPECT_GT(cutoffs["test_cost_ms"].get<double>(), 0);
   EXPECT_DOUBLE_EQ(cutoffs["end_s"].get<double>(),
-                   cutoffs["end_tests"].get<double>() * cutoffs["test_cost_ms"].get<double>() / 1e3);
+                   cutoffs["end_tests"].get<double>() * cutoffs["median_test_cost_ms"].get<double>() / 1e3);
+  const std::size_t test_points = cutoffs["end_tests"].get<std::size_t>() - cutoffs["start_tests"].get<std::size_t>() + 1;
   for (std::size_t s = 0; s < 2; ++s) {
     const nlohmann::json& searcher = with["searchers"][s];
     EXPECT_TRUE(searcher["score_fevals"].is_number()) << s;
     EXPECT_TRUE(searcher["score_time"].is_number()) << s;
-    EXPECT_EQ(searcher["score_curve_fevals"]["x"].size(), 50u);
-    EXPECT_EQ(searcher["score_curve_time"]["score"].size(), 50u);
+    EXPECT_EQ(searcher["score_curve_fevals"]["x"].size(), test_points);
+    EXPECT_EQ(searcher["score_curve_time"]["score"].size(), 1000u);
     // The figures to the target are those of the runs without --score.
     EXPECT_EQ(searcher["mean_tests"], without["searchers"][s]["mean_tests"]);
     EXPECT_EQ(searcher["mean_time_s"], without["searchers"][s]["mean_time_s"]);
   }
 
-  Outcome table = run_steer(coulomb + "--searcher random --runs 20 --score --score-points 10", false);
+  Outcome table = run_steer(coulomb + "--searcher random --runs 20 --score --score-resolution 10", false);
   ASSERT_EQ(table.exit_code, 0) << table.output;
-  EXPECT_THAT(table.output, HasSubstr("performance score P over 10 points"));
+  EXPECT_THAT(table.output, HasSubstr("performance score P: tests "));
   EXPECT_THAT(table.output, HasSubstr("P tests"));
   EXPECT_THAT(table.output, HasSubstr("P time"));
 }
