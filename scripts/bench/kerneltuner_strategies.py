@@ -36,6 +36,9 @@ when the configuration failed]. How a run is made and charged, as the methodolog
     strategy time (KT zeroes compile, verification and benchmark time of a repeat). Here a
     test is the first evaluation of a configuration; the time of repeats still runs on
     the clock, so each test's seconds are the package's cumulative time at that point.
+    --with-repeats writes every evaluation, as the package has them: its P over time pools
+    the best-so-far of every evaluation, so repeats weigh in it (see
+    scripts/bench/methodology_cross_check.py).
 
 Recordings: Kernel Tuner caches (.json[.gz]) are used as they are; anything else (KTT JSON,
 T4, Steer JSON, Steer stores .db[.gz]) goes through `steer import` (stores: as they are)
@@ -205,14 +208,14 @@ def runtime_ms(result):
     return float(value)
 
 
-def tests_of(evaluations, names):
+def tests_of(evaluations, names, with_repeats=False):
     """[cumulative seconds, runtime or None] of each configuration's first evaluation, in KT's order;
-    the clock runs on through repeated evaluations."""
+    the clock runs on through repeated evaluations (with_repeats: these are tests too)."""
     clock, seen, tests = 0.0, set(), []
     for result in evaluations:
         clock += charged_seconds(result)
         key = ",".join(str(result[n]) for n in names)
-        if key not in seen:
+        if with_repeats or key not in seen:
             seen.add(key)
             tests.append([round(clock, 6), runtime_ms(result)])
     return tests
@@ -259,7 +262,7 @@ def strategy_accepts_seed(strategy):
     return isinstance(options, dict) and "seed" in options
 
 
-def run_once(cache_file, cache, strategy, seed, time_limit):
+def run_once(cache_file, cache, strategy, seed, time_limit, with_repeats=False):
     """One seeded simulated tuning; returns {"seed", "wall_s", "tests"}."""
     import numpy as np
     import kernel_tuner
@@ -283,7 +286,8 @@ def run_once(cache_file, cache, strategy, seed, time_limit):
         except util.StopCriterionReached:
             pass  # some strategies let the budget's end escape from their first evaluations
     wall = time.perf_counter() - start
-    return {"seed": seed, "wall_s": round(wall, 3), "tests": tests_of(evaluations, cache["tune_params_keys"])}
+    tests = tests_of(evaluations, cache["tune_params_keys"], with_repeats)
+    return {"seed": seed, "wall_s": round(wall, 3), "tests": tests}
 
 
 def run_job(job):
@@ -294,7 +298,7 @@ def run_job(job):
             cache = json.load(f)
         for r in range(job["runs"]):
             seed = job["seed"] + r
-            run = run_once(job["cache_file"], cache, job["strategy"], seed, job["time_limit"])
+            run = run_once(job["cache_file"], cache, job["strategy"], seed, job["time_limit"], job["with_repeats"])
             runs.append(run)
             if job["verbose"]:
                 log(f"    {job['name']} {job['strategy']} seed {seed}: {len(run['tests'])} tests, "
@@ -330,6 +334,8 @@ def main():
     parser.add_argument("--end-s", action="append", default=[], metavar="RECORDING=SECONDS",
                         help="end cut-off of one recording (its file name) instead of Steer's, e.g. to plan the "
                              "cost of another definition (repeatable)")
+    parser.add_argument("--with-repeats", action="store_true",
+                        help="a configuration KT evaluates again is a test again, as the package counts it")
     parser.add_argument("--summary", help="also write the cost per run and the errors to this JSON file")
     parser.add_argument("--quiet", action="store_true", help="no line per run")
     args = parser.parse_args()
@@ -379,7 +385,7 @@ def main():
             for strategy in strategies:
                 jobs.append({"recording": recording, "name": name, "cache_file": cache_file, "strategy": strategy,
                              "runs": args.runs, "seed": args.seed, "time_limit": end_s * (1 + CUTOFF_MARGIN),
-                             "verbose": not args.quiet})
+                             "with_repeats": args.with_repeats, "verbose": not args.quiet})
 
         cost = {}  # (recording, strategy) -> wall seconds of its runs
 
