@@ -330,6 +330,9 @@ def main():
     parser.add_argument("--runs", type=int, default=50, help="seeded runs per strategy and recording")
     parser.add_argument("--seed", type=int, default=1, help="seed of the first run (run r: seed + r)")
     parser.add_argument("--jobs", type=int, default=1, help="(recording, strategy) jobs run in parallel processes")
+    parser.add_argument("--runs-per-job", type=int, default=0,
+                        help="split a strategy's runs into jobs of this many runs (default: one job per recording "
+                             "and strategy), so that slow strategies spread over --jobs processes too")
     parser.add_argument("--out", default=os.path.join(ROOT, "build", "kt-runs"), help="folder for the runs files")
     parser.add_argument("--end-s", action="append", default=[], metavar="RECORDING=SECONDS",
                         help="end cut-off of one recording (its file name) instead of Steer's, e.g. to plan the "
@@ -339,8 +342,8 @@ def main():
     parser.add_argument("--summary", help="also write the cost per run and the errors to this JSON file")
     parser.add_argument("--quiet", action="store_true", help="no line per run")
     args = parser.parse_args()
-    if args.runs < 1 or args.jobs < 1:
-        parser.error("--runs and --jobs must be at least 1")
+    if args.runs < 1 or args.jobs < 1 or args.runs_per_job < 0:
+        parser.error("--runs and --jobs must be at least 1, --runs-per-job not negative")
 
     end_s_of = {}
     for item in args.end_s:
@@ -365,7 +368,8 @@ def main():
     tool = f"Kernel Tuner {kernel_tuner.__version__}"
     os.makedirs(args.out, exist_ok=True)
 
-    errors, spaces, jobs = [], {}, []
+    chunk = args.runs_per_job or args.runs
+    errors, spaces, jobs, pending = [], {}, [], {}
     workdir = tempfile.mkdtemp(prefix="steer-kt-strategies-")
     try:
         for recording in args.recordings:
@@ -383,25 +387,36 @@ def main():
             log(f"{name}: {len(cache['cache'])} configurations, end cut-off {end_s:.1f} s, "
                 f"time limit {end_s * (1 + CUTOFF_MARGIN):.1f} s")
             for strategy in strategies:
-                jobs.append({"recording": recording, "name": name, "cache_file": cache_file, "strategy": strategy,
-                             "runs": args.runs, "seed": args.seed, "time_limit": end_s * (1 + CUTOFF_MARGIN),
-                             "with_repeats": args.with_repeats, "verbose": not args.quiet})
+                for first in range(0, args.runs, chunk):
+                    jobs.append({"recording": recording, "name": name, "cache_file": cache_file,
+                                 "strategy": strategy, "runs": min(chunk, args.runs - first),
+                                 "seed": args.seed + first, "time_limit": end_s * (1 + CUTOFF_MARGIN),
+                                 "with_repeats": args.with_repeats, "verbose": not args.quiet})
+                pending[(recording, strategy)] = math.ceil(args.runs / chunk)
 
         cost = {}  # (recording, strategy) -> wall seconds of its runs
+        collected = {}  # (recording, strategy) -> runs of its finished jobs
 
         def finished(job, runs, error, done):
-            space = spaces[job["recording"]]
+            space, which = spaces[job["recording"]], (job["recording"], job["strategy"])
+            pending[which] -= 1
             if error:
                 errors.append(error)
                 log(f"[{done}/{len(jobs)}] error: {error}")
+                collected[which] = None  # the strategy is left out of the runs file
                 return
-            space["strategies"][job["strategy"]] = runs
-            write_runs_file(space["out"], tool, job["recording"], space["strategies"])
-            walls = [r["wall_s"] for r in runs]
-            cost[(job["recording"], job["strategy"])] = walls
-            log(f"[{done}/{len(jobs)}] {job['name']} {job['strategy']}: {len(runs)} runs, "
-                f"{statistics.fmean(len(r['tests']) for r in runs):.0f} tests and {statistics.fmean(walls):.2f} s "
-                f"wall per run -> {space['out']}")
+            seeds = f"{job['seed']}..{job['seed'] + len(runs) - 1}"
+            log(f"[{done}/{len(jobs)}] {job['name']} {job['strategy']} seeds {seeds}: "
+                f"{statistics.fmean(len(r['tests']) for r in runs):.0f} tests and "
+                f"{statistics.fmean(r['wall_s'] for r in runs):.2f} s wall per run")
+            if collected.get(which, []) is None:
+                return
+            collected[which] = collected.get(which, []) + runs
+            if pending[which] == 0:  # the strategy's runs are complete: (re)write its recording's file
+                space["strategies"][job["strategy"]] = sorted(collected[which], key=lambda r: r["seed"])
+                cost[which] = [r["wall_s"] for r in collected[which]]
+                write_runs_file(space["out"], tool, job["recording"], space["strategies"])
+                log(f"    {job['name']} {job['strategy']}: {len(collected[which])} runs -> {space['out']}")
 
         start = time.perf_counter()
         if args.jobs == 1:
