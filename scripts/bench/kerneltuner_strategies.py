@@ -16,7 +16,7 @@ when the configuration failed]. How a run is made and charged, as the methodolog
 (1.1.0) does it for KT in its own runner (autotuning_methodology/runner.py):
 
   * the space is the recorded configurations (a restriction "the configuration is in the
-    cache", as scripts/bench/compare_kerneltuner.py does), the runtimes KT's cache entries;
+    cache", as scripts/bench/compare_kerneltuner.py does), the runtimes those of its entries;
   * the budget is time (the package's cutoff_type "time"): strategy_options time_limit =
     the end cut-off time x (1 + 0.1), the package's cutoff_margin. The end cut-off is
     read from Steer (`steer simulate --score --json`, score.end_s). KT counts towards the
@@ -44,10 +44,18 @@ Recordings: Kernel Tuner caches (.json[.gz]) are used as they are; anything else
 T4, Steer JSON, Steer stores .db[.gz]) goes through `steer import` (stores: as they are)
 and `steer export --format kerneltuner`.
 
+Progress goes to standard error; at the end a table of the wall time per run of each
+strategy on each recording (with its number of configurations), to plan the cost of a
+full table (--summary keeps it). A recording that cannot be read or exported, or a
+strategy that raises, is reported with file, strategy and seed; the other jobs go on, and
+each recording's file is rewritten whenever one of its strategies has all its runs (a
+failed strategy is left out of it). Exit status 1 when anything failed.
+
 The script runs itself inside a virtual environment (--venv) with kernel_tuner 1.5.0 and
 autotuning-methodology 1.1.0, installing them there when missing.
 
-    python3 scripts/bench/kerneltuner_strategies.py --runs 50 --jobs 16 --out build/kt-runs \\
+    python3 scripts/bench/kerneltuner_strategies.py --runs 50 --jobs 16 --runs-per-job 10 \\
+        --out build/kt-runs --summary build/kt-runs/summary.json \\
         ../shared/data/benchmark_hub/convolution_a4000.kt.json.gz data/h200/conv_h200.db.gz
     build/steer simulate --data data/h200/conv_h200.db.gz --searcher random --runs 1 --score \\
         --score-runs build/kt-runs/conv_h200.kt-runs.json --json

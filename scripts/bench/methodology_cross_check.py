@@ -9,11 +9,14 @@ runs the package executed out of its results cache, writes them as a runs file (
 format of scripts/bench/kerneltuner_strategies.py) and lets
 `steer simulate --data <KT cache> --searcher random --runs 1 --score --score-runs FILE --json`
 score them. It prints, per space and strategy, the package's P, Steer's time-based P of
-the same runs and their difference, and exits non-zero when any |difference| > --tolerance.
+the same runs and their difference, and exits 1 when any |difference| > --tolerance (2
+when Steer cannot score runs files).
 
-Also printed, to tell definitions apart from data: "runs file P", the package's code
-applied to the runs as the runs file holds them (first evaluations only, see below), and
-the spread of the package's P over --score-seeds seeds of its bagging (see (6) below).
+Also printed, to tell definitions apart from data: "runs file", the package's code applied
+to the runs as the runs file holds them (mean over the bagging seeds), and "(spread)", the
+range of the package's P over --score-seeds seeds of its bagging (definition (6) below):
+the package's P itself moves by that much. --curves writes the package's time_range,
+baseline, curve and standardised curve per space and strategy, to compare step by step.
 
 The experiment: the T4 files are the full search spaces (pattern_for_full_search_space_
 filenames), the KT caches what Kernel Tuner replays; the space Kernel Tuner searches is
@@ -22,75 +25,70 @@ restriction "the configuration is in the cache" is added to the tune_kernel call
 package makes, as scripts/bench/kerneltuner_strategies.py does). The package's results
 are cached under --work; a second run reuses them (--fresh runs them again).
 
+Runs file: a test is the first evaluation of a configuration, [cumulative seconds, runtime
+ms or null]; repeated evaluations are told apart by their zero compilation time (the
+script checks that every configuration of the space has a compilation time > 0, and that
+a repeat returns a value the run saw before); their time stays on the clock.
+--with-repeats writes every evaluation, repeats included, as the package has them.
+
     python3 scripts/bench/methodology_cross_check.py --steer build/steer --repeats 50
-
-The package's definitions (autotuning_methodology 1.1.0; file.function):
-
- (1) Cut-offs (searchspace_statistics.cutoff_point, cutoff_point_fevals_time_start_end).
-     dist = the valid objective values ("time", KT's mean of the timed launches; a T4
-     result without that measurement: the mean of its runtimes), sorted; N = len(dist);
-     opt = min. For a percentile p: target = opt + (median(dist) - opt) * (1 - p);
-     i = the first index of dist sorted worst-first (descending) whose value <= target; if
-     that value == opt and p != 1: i -= 1. fevals(p) = ceil(i / (N + 1 - i)). End:
-     p = cutoff_percentile 0.95, start: p = cutoff_percentile_start 0.01. If end - start
-     < 2: end += 2 (start == 0) or end += 1 and start -= 1 (capped by an expression that
-     compares with cutoff_point(1.0)'s value, a quirk). Times: time(fevals) = fevals x
-     median(total time of every configuration with a time, failed ones included); the
-     start time is 0 when cutoff_percentile_start == 0.
- (2) Time of a configuration / an evaluation: the sum of objective_time_keys "all" =
-     compilation + runtimes (the sum of every timed launch) + framework +
-     search_algorithm + validation (seconds; KT: compile_time + sum(times) +
-     framework_time + strategy_time + verification_time; benchmark_time is not one).
-     Full space: those of the T4 file. A run: cumulative over its evaluations in KT's
-     order, repeated evaluations included (KT serves a repeat with compile, verification
-     and benchmark time 0, but its times list, framework and strategy time are charged;
-     framework and strategy time are the simulation's own Python time).
- (3) Budget: KT strategy_options time_limit = end cut-off time x (1 + cutoff_margin 0.1)
-     (experiments.calculate_budget); KT stops at its own wall time + the recorded
-     compile + verification + benchmark time of first evaluations. A repeat is rerun when
-     fewer than 2 valid evaluations, or fewer than min_num_evals evaluations, lie within
-     [start, end x 1.1] (runner.collect_results; min_num_evals from
-     minimum_fraction_of_budget_valid 0.25 x min(round(time_limit / time per feval), N),
-     capped by minimum_number_of_valid_search_iterations 25).
- (4) Baseline over time (baseline.RandomSearchCalculatedBaseline, include_nan False):
-     time per feval = "mean_per_feval" = mean(total time of valid configurations) +
-     (fraction of failed configurations) x mean(total time of failed ones) (sic: the valid
-     mean is not weighted by the valid fraction); M(t) = round(max(t / time per feval, 1));
-     value(M) = dist_descending[min(N - 1, round(M (N + 1) / (M + 1)))]; smoothing: keep
-     the first of equal consecutive M, then a PCHIP interpolation through (M, value)
-     evaluated at linspace(M[0], M[-1], len(time_range)); no moving average (its
-     smoothing_factor is 0).
- (5) P over time: time_range = linspace(start time, end time, resolution) with
-     resolution = visualization_settings.resolution (1000 in experiments_defaults.json,
-     not get_aggregation_data's default 1e4). P = mean over time_range of
-     (curve(t) - baseline(t)) / (opt - baseline(t)); the score is that mean rounded to 3
-     decimals; the "error" it reports is np.std of the same standardised curve over the
-     time_range points (a spread over time, not over runs), rounded to 3 decimals. With
-     several spaces, the standardised curves are averaged point by point first.
- (6) The strategy's curve over time (curves.StochasticOptimizationAlgorithm.
-     get_curve_over_time, use_bagging=True). Per evaluation the best-so-far value
-     (objective_performance_best_results; NaN before the first valid evaluation, carried
-     over failed ones and repeats) at the cumulative time. Evaluation rows where every
-     repeat is NaN are dropped; a point's time counts only where its value is not NaN.
-     Stopping point: sort each repeat's last valid time; real_stopping_point_time = the
-     first of them > their median (if none: the end of time_range). Points are kept when
-     start x (1 - m) <= t <= end x (1 + m), m = 0.1 + 0.25 x repeats / (rows x repeats),
-     each repeat needing > 1 point there; they are pooled into one set (t, index of the
-     value in dist, searchsorted left). The curve is not the plain isotonic fit (that one is
-     computed, then overwritten): a sklearn BaggingRegressor of IsotonicRegression
-     (decreasing, y_min/y_max = min/max index, out_of_bounds clip), n_estimators =
-     max(repeats, 3), max_samples = 1/sqrt(n_estimators) of the points, bootstrap with
-     replacement, unseeded (NumPy's global state); its mean prediction at time_range is
-     rounded to an index, clipped to [0, N - 1], curve = dist[index]. From the first
-     time_range point > real_stopping_point_time on, the curve is held at its value there.
-     So the package's P moves a little with the random state of the bagging.
-
-Runs file: a test is the first evaluation of a configuration, [cumulative seconds,
-runtime ms or null]; repeats are told apart by their zero compilation time (the script
-checks that every configuration of the space has a compilation time > 0, and that a repeat
-returns a value the run saw before), their time stays on the clock.
---with-repeats writes every evaluation, repeats included, instead.
 """
+# The package's definitions (autotuning_methodology 1.1.0; file.function), which Steer's are checked against:
+#
+# (1) Cut-offs (searchspace_statistics.cutoff_point, cutoff_point_fevals_time_start_end). dist = the valid
+#     objective values ("time": KT's mean of the timed launches; a T4 result without that measurement: the mean
+#     of its runtimes), ascending; N = len(dist); opt = dist[0]. For a percentile p: target = opt +
+#     (median(dist) - opt) * (1 - p); i = the first index, in dist sorted worst first (descending), whose value
+#     <= target; if that value == opt and p != 1: i -= 1. fevals(p) = ceil(i / (N + 1 - i)). End: p =
+#     cutoff_percentile 0.95; start: p = cutoff_percentile_start 0.01. If end - start < 2: end + 2 (start == 0)
+#     or end + 1 and start - 1, each capped by min(cutoff_point(1.0)[0], ...), which is a runtime, not a count
+#     (a quirk). Times: time(fevals) = fevals * median(total time of the configurations that have one, failed
+#     ones included); the start time is 0 when cutoff_percentile_start == 0.
+# (2) Time of a configuration or an evaluation: the sum of objective_time_keys "all" = compilation + runtimes
+#     (the sum of every timed launch) + framework + search_algorithm + validation, in seconds; a key that is NaN
+#     or negative (in the full space also: missing) is left out (an empty runtimes list: left out in the full
+#     space, 0 in a run); all left out: no time. KT's names: compile_time + sum(times) + framework_time + strategy_time +
+#     verification_time; benchmark_time is not one of them. Full space: the T4 file's times. A run: cumulative
+#     over its evaluations in KT's order, repeated evaluations included (KT serves a repeat with compile,
+#     verification and benchmark time 0, but its times list, framework and strategy time are charged; framework
+#     and strategy time are the simulation's own Python time, amortised over each batch).
+# (3) Budget (experiments.calculate_budget, runner.collect_results): KT strategy_options time_limit = end time *
+#     (1 + cutoff_margin 0.1); KT stops when its own wall time + the recorded compile + verification + benchmark
+#     time of first evaluations passes it, or when the strategy ends. A repeat is run again (up to 20 attempts)
+#     while fewer than 2 of its evaluations within [start time, end time * 1.1] are valid or fewer than
+#     min_num_evals lie there; min_num_evals = max(min(max(round(0.25 * min(max(round(time_limit / time per
+#     feval), 2), size)), 2), 25), 2), size = all configurations (minimum_fraction_of_budget_valid 0.25,
+#     minimum_number_of_valid_search_iterations 25).
+# (4) Baseline (baseline.RandomSearchCalculatedBaseline, include_nan False, not simulated). time per feval =
+#     "mean_per_feval" = mean(total time of the valid configurations) + (fraction of configurations that failed)
+#     * mean(total time of the failed ones) -- the valid mean is not weighted by the valid fraction. Over time:
+#     M(t) = round(max(t / time per feval, 1)); value(M) = dist_descending[min(N - 1, round(M (N + 1) /
+#     (M + 1)))]; smoothing: of equal consecutive M keep the first, then a PCHIP interpolation through those
+#     (M, value) evaluated at linspace(M[0], M[-1], len(time_range)) (raw values when <= 2 points); no moving
+#     average (smoothing_factor 0). Over fevals: value(M) at each M of the range.
+# (5) P over time (report_experiments.get_strategy_scores, get_strategies_aggregated_performance): time_range =
+#     linspace(start time, end time, resolution), resolution = visualization_settings.resolution (1000 in
+#     experiments_defaults.json; get_aggregation_data's own default 1e4 is not used). Standardised curve =
+#     (curve(t) - baseline(t)) / (opt - baseline(t)); with several spaces the standardised curves are averaged
+#     point by point. score = round(mean over time_range, 3); the "error" reported = round(np.std of the same
+#     standardised curve over the time_range points, 3): a spread over time, not over runs.
+# (6) The strategy's curve over time (curves.StochasticOptimizationAlgorithm.get_curve_over_time, use_bagging):
+#     per evaluation the best-so-far value (NaN before the first valid one, carried over failed evaluations and
+#     repeats) at its cumulative time. Rows (evaluation numbers) where every repeat is NaN are dropped; a time
+#     counts only where its value is not NaN. Stopping point: each repeat's last such time, sorted;
+#     real_stopping_point_time = the first of them > their median (none: the end of time_range). Points with
+#     start * (1 - m) <= t <= end * (1 + m), m = 0.1 + 0.25 / rows, are kept (each repeat needs > 1 of them, else
+#     ValueError, upon which get_strategy_scores deletes the results and runs the experiment again) and pooled
+#     into one set (t, index of the value in dist: searchsorted left). A plain isotonic fit is computed and then
+#     overwritten: the curve is a sklearn BaggingRegressor of IsotonicRegression (decreasing, y_min/y_max = the
+#     points' min/max index, out_of_bounds clip), n_estimators = max(repeats, 3), max_samples = 1 / sqrt(
+#     n_estimators) of the points drawn with replacement, unseeded (NumPy's global random state); its mean
+#     prediction on time_range, np.round (half to even) to an index clipped to [0, N - 1], curve = dist[index].
+#     From the first time_range point > real_stopping_point_time on, the curve is held at its value there.
+# (7) The curve over fevals (get_curve_over_fevals; P over fevals is not what get_strategy_scores reports):
+#     fevals_range = start fevals .. end fevals; repeats that end before floor(median of the repeats' last
+#     evaluation) are dropped and the others cut there; per feval the median over the repeats (nanmedian) of
+#     the best-so-far's index in dist, rounded; held at its last value beyond the data. Fevals count repeats.
 import argparse
 import contextlib
 import gzip
