@@ -47,11 +47,11 @@ a repeat returns a value the run saw before); their time stays on the clock.
 # (2) Time of a configuration or an evaluation: the sum of objective_time_keys "all" = compilation + runtimes
 #     (the sum of every timed launch) + framework + search_algorithm + validation, in seconds; a key that is NaN
 #     or negative (in the full space also: missing) is left out (an empty runtimes list: left out in the full
-#     space, 0 in a run); all left out: no time. KT's names: compile_time + sum(times) + framework_time + strategy_time +
-#     verification_time; benchmark_time is not one of them. Full space: the T4 file's times. A run: cumulative
-#     over its evaluations in KT's order, repeated evaluations included (KT serves a repeat with compile,
-#     verification and benchmark time 0, but its times list, framework and strategy time are charged; framework
-#     and strategy time are the simulation's own Python time, amortised over each batch).
+#     space, 0 in a run); all left out: no time. KT's names: compile_time + sum(times) + framework_time +
+#     strategy_time + verification_time; benchmark_time is not one of them. Full space: the T4 file's times. A
+#     run: cumulative over its evaluations in KT's order, repeated evaluations included (KT serves a repeat with
+#     compile, verification and benchmark time 0, but its times list, framework and strategy time are charged;
+#     framework and strategy time are the simulation's own Python time, amortised over each batch).
 # (3) Budget (experiments.calculate_budget, runner.collect_results): KT strategy_options time_limit = end time *
 #     (1 + cutoff_margin 0.1); KT stops when its own wall time + the recorded compile + verification + benchmark
 #     time of first evaluations passes it, or when the strategy ends. A repeat is run again (up to 20 attempts)
