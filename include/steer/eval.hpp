@@ -55,6 +55,7 @@ struct Improvement {
 
 struct SimulatedRun {
   std::vector<ConfigIndex> tested;              // in order, as the loop would run them
+  std::vector<double> end_s;                    // per test: simulated seconds at its end
   std::vector<bool> with_counters;              // per test: the searcher asked for counters
   std::optional<std::uint64_t> tests_to_target; // unset: the target was never reached
   double time_s = 0;                            // simulated seconds until the run stopped
@@ -162,15 +163,27 @@ struct PerformanceScore {
   std::vector<double> time_x, time_curve;                    // x: simulated seconds
 };
 
-// The score of a searcher from its runs' best-so-far step functions (SimulatedRun::
-// improvements). best_found(x) is the runtime at the mean over runs of the best-first rank
-// of the best valid runtime found by x (tests made, or simulated seconds), rounded; a run
-// with no valid test by x counts as the worst rank. The baseline over time is taken after
-// x / test_cost tests, interpolated between whole numbers of tests monotonically (PCHIP),
-// as the package does. Every run must have gone on to the end cut-offs
-// (SimulationOptions::horizon) or have finished its search. Throws Error for no runs.
+// One run as the score reads it: per test, in order, the seconds at its end and the best
+// valid runtime found so far (NaN before the first valid test).
+struct RunTrace {
+  std::vector<double> end_s, best_ms;
+};
+// From a run's test end times and its best-so-far step function.
+RunTrace trace_of(const std::vector<double>& end_s, const std::vector<Improvement>& improvements);
+
+// The score of a searcher from its runs, estimated as the methodology's package does, on
+// ranks among the valid runtimes (best first):
+//   tests: at each number of tests, the mean over runs of the rank of the best found so far
+//     (runs shorter than the median run are left out, the others cut there);
+//   time: decreasing isotonic regressions through every run's (end of test, rank of the
+//     best so far) pooled, within 10 % beyond the cut-offs, bagged (max(runs, 3) of them,
+//     each on n / sqrt(that) points drawn from a fixed seed), read at each point and held
+//     from where half the runs have ended; the baseline after x / test_cost tests,
+//     interpolated between whole numbers of tests monotonically (PCHIP).
+// scripts/bench/methodology_cross_check.py compares the result with the package's.
+// Throws Error for no runs.
 PerformanceScore score_runs(const RandomSearchBaseline& baseline, const ScoreCutoffs& cutoffs,
-                            const std::vector<std::vector<Improvement>>& runs);
+                            const std::vector<RunTrace>& runs);
 
 // Runs made by another tool (steer simulate --score-runs; scripts/bench/
 // kerneltuner_strategies.py writes them): per strategy, per run, every test in the order
@@ -186,8 +199,9 @@ struct ExternalRuns {
 // Reads the JSON file {"tool", "data", "strategies": {NAME: [{"tests": [[s, ms|null], ...]}, ...]}}.
 // Throws Error naming the file and what is wrong.
 ExternalRuns read_external_runs(const std::filesystem::path& file);
-// The best-so-far step function of one such run.
+// The best-so-far step function of one such run, and its trace.
 std::vector<Improvement> improvements_of(const std::vector<ExternalTest>& tests);
+RunTrace trace_of(const std::vector<ExternalTest>& tests);
 
 // The score over several spaces: per searcher, the mean and the standard deviation over
 // spaces of each space's P, and the mean P curve over the relative budget (each space's

@@ -41,8 +41,14 @@ struct RecordedParameter {
   std::vector<Value> values;
 };
 
+// Which statistic of a configuration's timed launches is its runtime: the median (Steer's
+// own, robust to a disturbed launch) or the mean, where that is the tuner's recorded
+// objective (Kernel Tuner's "time", T4's): then Steer ranks and scores as that tuner did.
+enum class RuntimeStatistic { Median, Mean };
+
 struct ImportedRecording {
   RecordingFormat format = RecordingFormat::Ktt;
+  RuntimeStatistic runtime = RuntimeStatistic::Median;
   std::string device;
   std::string kernel;        // kernel (or spec) name
   std::string problem_size;  // as text; empty when the format does not record it (KTT)
@@ -173,8 +179,8 @@ class Recording {
   std::optional<double> best_runtime_ms_;
 };
 
-// The runtime a test of `result` is credited with: the median of its timed launches, or the
-// one recorded time when the format kept only that (e.g. KTT's Duration).
-double recorded_runtime_ms(const Result& result) noexcept;
+// The runtime a test of `result` is credited with: the median (or mean) of its timed
+// launches, or the one recorded time when the format kept only that (e.g. KTT's Duration).
+double recorded_runtime_ms(const Result& result, RuntimeStatistic statistic = RuntimeStatistic::Median) noexcept;
 
 }  // namespace steer

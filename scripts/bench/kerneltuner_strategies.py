@@ -56,7 +56,7 @@ autotuning-methodology 1.1.0, installing them there when missing.
 
     python3 scripts/bench/kerneltuner_strategies.py --runs 50 --jobs 16 --runs-per-job 10 \\
         --out build/kt-runs --summary build/kt-runs/summary.json \\
-        ../shared/data/benchmark_hub/convolution_a4000.kt.json.gz data/h200/conv_h200.db.gz
+        "$BENCHMARK_HUB"/convolution_a4000.kt.json.gz data/h200/conv_h200.db.gz
     build/steer simulate --data data/h200/conv_h200.db.gz --searcher random --runs 1 --score \\
         --score-runs build/kt-runs/conv_h200.kt-runs.json --json
 """

@@ -114,12 +114,9 @@ def log(*args):
 
 
 def default_benchmark_hub():
-    candidates = [os.environ.get("BENCHMARK_HUB"), os.path.join(ROOT, "..", "shared", "data", "benchmark_hub"),
-                  os.path.join(ROOT, "shared", "data", "benchmark_hub")]
-    for c in candidates:
-        if c and os.path.isdir(c):
-            return os.path.normpath(c)
-    return None
+    # scripts/fetch-benchmark-hub DIR fetches the spaces; BENCHMARK_HUB names that folder.
+    folder = os.environ.get("BENCHMARK_HUB")
+    return os.path.normpath(folder) if folder and os.path.isdir(folder) else None
 
 
 def split_space(space):
@@ -349,8 +346,8 @@ def steer_scores(steer, data, runs_file, strategies):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--benchmark-hub", default=default_benchmark_hub(),
-                        help="folder with <space>.t4.json.gz and <space>.kt.json.gz (default: $BENCHMARK_HUB, else "
-                             "../shared/data/benchmark_hub or shared/data/benchmark_hub from the repository root)")
+                        help="folder with <space>.t4.json.gz and <space>.kt.json.gz (default: $BENCHMARK_HUB; "
+                             "scripts/fetch-benchmark-hub DIR fetches them)")
     parser.add_argument("--spaces", default=",".join(DEFAULT_SPACES), help="benchmark_hub spaces, comma-separated")
     parser.add_argument("--strategies", default=",".join(DEFAULT_STRATEGIES), help="KT strategies, comma-separated")
     parser.add_argument("--repeats", type=int, default=50, help="runs per strategy (the package's repeats)")

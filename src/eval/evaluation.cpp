@@ -24,6 +24,7 @@ struct RunOutcome {
   std::optional<std::uint64_t> tests_to_target;
   double time_s = 0;
   std::vector<Improvement> improvements;
+  std::vector<double> end_s;  // only for the performance score's runs
   std::vector<ConfigIndex> tested;
   std::vector<bool> with_counters;
 };
@@ -82,7 +83,8 @@ std::vector<RunOutcome> simulate_runs(const Recording& recording, const std::str
     SearcherOptions searcher_options{.seed = options.seed + r, .model_path = options.model_path, .settings = settings};
     std::unique_ptr<Searcher> searcher = make_searcher(name, searcher_options);
     SimulatedRun run = simulate_run(recording, *searcher, simulation);
-    outcomes[r] = {run.tested.size(), run.tests_to_target, run.time_s, std::move(run.improvements), {}, {}};
+    outcomes[r] = {run.tested.size(), run.tests_to_target, run.time_s, std::move(run.improvements), {}, {}, {}};
+    if (horizon) outcomes[r].end_s = std::move(run.end_s);
     if (options.keep_routes) {
       outcomes[r].tested = std::move(run.tested);
       outcomes[r].with_counters = std::move(run.with_counters);
@@ -219,9 +221,9 @@ Evaluation evaluate(const Recording& recording, const std::vector<std::string>& 
     EvaluationOptions score_options = options;
     score_options.keep_routes = false;
     for (SearcherEvaluation& e : evaluation.searchers) {
-      std::vector<std::vector<Improvement>> runs;
+      std::vector<RunTrace> runs;
       for (RunOutcome& outcome : simulate_runs(recording, e.name, score_options, horizon)) {
-        runs.push_back(std::move(outcome.improvements));
+        runs.push_back(trace_of(outcome.end_s, outcome.improvements));
       }
       e.score = score_runs(baseline, cutoffs, runs);
     }
@@ -229,7 +231,7 @@ Evaluation evaluate(const Recording& recording, const std::vector<std::string>& 
       for (const auto& [strategy, runs] : external.strategies) {
         if (runs.empty()) continue;
         std::vector<RunOutcome> outcomes;
-        std::vector<std::vector<Improvement>> steps;
+        std::vector<RunTrace> traces;
         for (const std::vector<ExternalTest>& tests : runs) {
           RunOutcome outcome;
           outcome.tests = tests.size();
@@ -242,12 +244,12 @@ Evaluation evaluate(const Recording& recording, const std::vector<std::string>& 
               break;
             }
           }
-          steps.push_back(outcome.improvements);
+          traces.push_back(trace_of(tests));
           outcomes.push_back(std::move(outcome));
         }
         SearcherEvaluation e = summarise(external_name(external.tool, strategy), std::move(outcomes),
                                          options.time_points);
-        e.score = score_runs(baseline, cutoffs, steps);
+        e.score = score_runs(baseline, cutoffs, traces);
         evaluation.searchers.push_back(std::move(e));
       }
     }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "steer/error.hpp"
 #include "steer/eval.hpp"
@@ -21,24 +22,61 @@ double round_half_even(double value) {
   return std::fmod(floor, 2.0) == 0 ? floor : floor + 1;
 }
 
-// Mean over runs of the best-first rank of the best valid runtime found by each x
-// (ascending), where position() places an improvement on the axis; a run without a valid
-// test by x counts as the worst rank. `ranks[r][k]` is the rank of runs[r][k].best_ms.
-template <typename Position>
-std::vector<double> mean_rank_found(const std::vector<std::vector<Improvement>>& runs,
-                                    const std::vector<std::vector<std::size_t>>& ranks, const std::vector<double>& xs,
-                                    double worst_rank, Position&& position) {
-  std::vector<double> sums(xs.size(), 0);
-  for (std::size_t r = 0; r < runs.size(); ++r) {
-    const std::vector<Improvement>& improvements = runs[r];
-    std::size_t step = 0;
-    for (std::size_t i = 0; i < xs.size(); ++i) {
-      while (step < improvements.size() && position(improvements[step]) <= xs[i]) ++step;
-      sums[i] += step == 0 ? worst_rank : static_cast<double>(ranks[r][step - 1]);
+// A decreasing isotonic regression (pool adjacent violators) through points (x, y), as
+// scikit-learn's IsotonicRegression(increasing=False, out_of_bounds="clip"): equal x pooled
+// first, each constant block kept as its first and last x, read by linear interpolation
+// between them and clamped beyond the ends.
+class DecreasingIsotonic {
+ public:
+  explicit DecreasingIsotonic(std::vector<std::pair<double, double>> points) {
+    std::sort(points.begin(), points.end());
+    struct Block {
+      double sum, weight, first_x, last_x;
+      double value() const { return sum / weight; }
+    };
+    std::vector<Block> blocks;
+    for (std::size_t i = 0; i < points.size();) {
+      Block block{0, 0, points[i].first, points[i].first};
+      for (; i < points.size() && points[i].first == block.first_x; ++i) {
+        block.sum += points[i].second;
+        block.weight += 1;
+      }
+      blocks.push_back(block);
+      while (blocks.size() > 1 && blocks[blocks.size() - 2].value() < blocks.back().value()) {
+        Block last = blocks.back();
+        blocks.pop_back();
+        Block& into = blocks.back();
+        into.sum += last.sum;
+        into.weight += last.weight;
+        into.last_x = last.last_x;
+      }
+    }
+    for (const Block& block : blocks) {
+      xs_.push_back(block.first_x);
+      ys_.push_back(block.value());
+      if (block.last_x != block.first_x) {
+        xs_.push_back(block.last_x);
+        ys_.push_back(block.value());
+      }
     }
   }
-  for (double& sum : sums) sum /= static_cast<double>(runs.size());
-  return sums;
+  bool empty() const { return xs_.empty(); }
+  double operator()(double x) const {
+    if (x <= xs_.front()) return ys_.front();
+    if (x >= xs_.back()) return ys_.back();
+    const std::size_t k = static_cast<std::size_t>(std::upper_bound(xs_.begin(), xs_.end(), x) - xs_.begin());
+    const double t = (x - xs_[k - 1]) / (xs_[k] - xs_[k - 1]);
+    return ys_[k - 1] + t * (ys_[k] - ys_[k - 1]);
+  }
+
+ private:
+  std::vector<double> xs_, ys_;
+};
+
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
 double mean(const std::vector<double>& values) {
@@ -251,19 +289,36 @@ ScoreCutoffs score_cutoffs(const RandomSearchBaseline& baseline, const SpaceTest
   return cutoffs;
 }
 
+RunTrace trace_of(const std::vector<double>& end_s, const std::vector<Improvement>& improvements) {
+  RunTrace trace;
+  trace.end_s = end_s;
+  trace.best_ms.assign(end_s.size(), NAN);
+  std::size_t step = 0;
+  double best = NAN;
+  for (std::size_t t = 0; t < end_s.size(); ++t) {
+    while (step < improvements.size() && improvements[step].test <= t + 1) best = improvements[step++].best_ms;
+    trace.best_ms[t] = best;
+  }
+  return trace;
+}
+
 PerformanceScore score_runs(const RandomSearchBaseline& baseline, const ScoreCutoffs& cutoffs,
-                            const std::vector<std::vector<Improvement>>& runs) {
+                            const std::vector<RunTrace>& runs) {
   if (runs.empty()) throw Error("the performance score needs at least one run");
   const double optimum = baseline.optimum_ms();
   const double worst_rank = static_cast<double>(baseline.size() - 1);
-  std::vector<std::vector<std::size_t>> ranks(runs.size());
-  for (std::size_t r = 0; r < runs.size(); ++r) {
-    for (const Improvement& step : runs[r]) ranks[r].push_back(baseline.best_first_rank(step.best_ms));
-  }
-  auto found = [&](double mean_rank) { return baseline.runtime_at_rank(static_cast<std::size_t>(round_half_even(mean_rank))); };
+  auto rank = [&](double best_ms) {
+    return std::isnan(best_ms) ? NAN : static_cast<double>(baseline.best_first_rank(best_ms));
+  };
+  auto found = [&](double rank_estimate) {
+    return baseline.runtime_at_rank(static_cast<std::size_t>(std::clamp(round_half_even(rank_estimate), 0.0, worst_rank)));
+  };
   PerformanceScore score;
 
-  // Tests: every whole number between the cut-offs (equidistant and rounded when too many).
+  // Tests: every whole number between the cut-offs (equidistant and rounded when too many);
+  // at each, the mean rank over the runs that are at least as long as the median run. (The
+  // package's plot over tests takes the median over runs, which puts random search well
+  // above its own baseline, the expected rank; the mean puts it at 0.)
   const std::uint64_t first = cutoffs.start_tests, last = cutoffs.end_tests;
   if (last - first + 1 <= cutoffs.settings.max_test_points) {
     for (std::uint64_t m = first; m <= last; ++m) score.fevals_x.push_back(static_cast<double>(m));
@@ -272,19 +327,102 @@ PerformanceScore score_runs(const RandomSearchBaseline& baseline, const ScoreCut
       score.fevals_x.push_back(round_half_even(x));
     }
   }
-  const std::vector<double> rank_by_test = mean_rank_found(
-      runs, ranks, score.fevals_x, worst_rank, [](const Improvement& step) { return static_cast<double>(step.test); });
-  for (std::size_t i = 0; i < score.fevals_x.size(); ++i) {
-    const double base = baseline.runtime_ms(static_cast<std::uint64_t>(score.fevals_x[i]));
-    score.fevals_curve.push_back(performance_score(base, found(rank_by_test[i]), optimum));
+  std::vector<double> lengths;
+  for (const RunTrace& run : runs) lengths.push_back(static_cast<double>(run.end_s.size()));
+  const auto kept_length = static_cast<std::size_t>(std::floor(median_of(lengths)));
+  double held = worst_rank;
+  for (double x : score.fevals_x) {
+    const std::size_t m = static_cast<std::size_t>(x);
+    double estimate = held;
+    if (m >= 1 && m <= kept_length) {
+      std::vector<double> ranks;
+      for (const RunTrace& run : runs) {
+        if (run.end_s.size() < kept_length) continue;
+        const double r = rank(run.best_ms[m - 1]);
+        if (!std::isnan(r)) ranks.push_back(r);
+      }
+      estimate = ranks.empty() ? worst_rank : mean(ranks);
+      held = estimate;
+    } else if (m == 0) {
+      estimate = worst_rank;
+    }
+    const double base = baseline.runtime_ms(static_cast<std::uint64_t>(x));
+    score.fevals_curve.push_back(performance_score(base, found(estimate), optimum));
   }
   score.fevals = mean(score.fevals_curve);
 
-  // Simulated seconds: the baseline after x / test cost tests. As the package does, the
-  // whole numbers of tests the points round to are the nodes of a monotone interpolation,
-  // read at equidistant points between the first and the last.
+  // Simulated seconds: the isotonic regression through the pooled points within the
+  // cut-offs (with a margin), held from the first point after the stop: the first run end
+  // later than the median run end.
   const std::size_t points = cutoffs.settings.time_points;
   score.time_x = equidistant(cutoffs.start_s, cutoffs.end_s, points);
+  std::size_t rows = 0;
+  std::vector<double> run_ends;
+  for (const RunTrace& run : runs) {
+    rows = std::max(rows, run.end_s.size());
+    for (std::size_t t = run.end_s.size(); t-- > 0;) {
+      if (!std::isnan(run.best_ms[t])) {
+        run_ends.push_back(run.end_s.back());
+        break;
+      }
+    }
+  }
+  const double margin = 0.1 + 0.25 / static_cast<double>(std::max<std::size_t>(rows, 1));
+  const double from = cutoffs.start_s * (1 - margin), to = cutoffs.end_s * (1 + margin);
+  std::vector<std::pair<double, double>> pooled;
+  for (const RunTrace& run : runs) {
+    for (std::size_t t = 0; t < run.end_s.size(); ++t) {
+      if (std::isnan(run.best_ms[t]) || run.end_s[t] < from || run.end_s[t] > to) continue;
+      pooled.emplace_back(run.end_s[t], rank(run.best_ms[t]));
+    }
+  }
+  double stop = score.time_x.back();
+  if (!run_ends.empty()) {
+    const double median_end = median_of(run_ends);
+    std::sort(run_ends.begin(), run_ends.end());
+    const auto later = std::upper_bound(run_ends.begin(), run_ends.end(), median_end);
+    if (later != run_ends.end()) stop = *later;
+  }
+  std::vector<double> rank_by_time(points, worst_rank);
+  if (!pooled.empty()) {
+    double low = worst_rank, high = 0;
+    for (const auto& [t, r] : pooled) {
+      low = std::min(low, r);
+      high = std::max(high, r);
+    }
+    // Bagging as the package's: max(runs, 3) regressions, each on int(n / sqrt(that)) points
+    // drawn with replacement, averaged; drawn from a fixed seed, so the score is repeatable.
+    std::sort(pooled.begin(), pooled.end());
+    // The package fits max(runs, 3) of them; at least 400 here, each of the same size, average
+    // to the same expected curve with less of the noise of the draws.
+    const std::size_t package_estimators = std::max<std::size_t>(runs.size(), 3);
+    const std::size_t estimators = std::max<std::size_t>(package_estimators, 400);
+    const auto drawn = std::max<std::size_t>(
+        1, static_cast<std::size_t>(static_cast<double>(pooled.size()) /
+                                    std::sqrt(static_cast<double>(package_estimators))));
+    std::mt19937_64 engine(0x5eed);
+    std::vector<double> sums(points, 0);
+    std::vector<std::size_t> picks(drawn);
+    std::vector<std::pair<double, double>> sample(drawn);
+    for (std::size_t b = 0; b < estimators; ++b) {
+      for (std::size_t& pick : picks) pick = static_cast<std::size_t>(engine() % pooled.size());
+      std::sort(picks.begin(), picks.end());
+      for (std::size_t k = 0; k < drawn; ++k) sample[k] = pooled[picks[k]];
+      const DecreasingIsotonic fit(sample);
+      for (std::size_t i = 0; i < points; ++i) sums[i] += std::clamp(fit(score.time_x[i]), low, high);
+    }
+    for (std::size_t i = 0; i < points; ++i) rank_by_time[i] = sums[i] / static_cast<double>(estimators);
+    for (std::size_t i = 0; i < points; ++i) {
+      if (score.time_x[i] > stop) {
+        for (std::size_t j = i + 1; j < points; ++j) rank_by_time[j] = rank_by_time[i];
+        break;
+      }
+    }
+  }
+
+  // The baseline over time: as the package does, the whole numbers of tests the points
+  // round to are the nodes of a monotone interpolation, read at equidistant points between
+  // the first and the last.
   const double test_cost_s = cutoffs.test_cost_ms / 1e3;
   std::vector<double> nodes;
   for (double x : score.time_x) {
@@ -295,8 +433,6 @@ PerformanceScore score_runs(const RandomSearchBaseline& baseline, const ScoreCut
   for (double tests : nodes) node_runtimes.push_back(baseline.runtime_ms(static_cast<std::uint64_t>(tests)));
   const Pchip baseline_over_tests(nodes, node_runtimes);
   const std::vector<double> reads = equidistant(nodes.front(), nodes.back(), points);
-  const std::vector<double> rank_by_time = mean_rank_found(runs, ranks, score.time_x, worst_rank,
-                                                           [](const Improvement& step) { return step.time_s; });
   for (std::size_t i = 0; i < points; ++i) {
     const double base = nodes.size() > 2 ? baseline_over_tests(reads[i])
                                          : baseline.runtime_ms(static_cast<std::uint64_t>(
@@ -305,6 +441,17 @@ PerformanceScore score_runs(const RandomSearchBaseline& baseline, const ScoreCut
   }
   score.time = mean(score.time_curve);
   return score;
+}
+
+RunTrace trace_of(const std::vector<ExternalTest>& tests) {
+  RunTrace trace;
+  double best = NAN;
+  for (const ExternalTest& test : tests) {
+    if (std::isfinite(test.runtime_ms) && !(test.runtime_ms >= best)) best = test.runtime_ms;
+    trace.end_s.push_back(test.time_s);
+    trace.best_ms.push_back(best);
+  }
+  return trace;
 }
 
 std::vector<Improvement> improvements_of(const std::vector<ExternalTest>& tests) {

@@ -6,7 +6,8 @@
 //     entry[p] for p in tune_params_keys -> configuration (parsed from the key when the
 //       entry is only a failure string)
 //     time (ms), a number -> Ok, and mean_ms = time exactly as recorded (Kernel Tuner's
-//       objective, the mean of times); times -> samples, from which median, min, max and
+//       objective, the mean of times, and the recording's runtime: RuntimeStatistic::Mean);
+//       times -> samples, from which median, min, max and
 //       stddev are computed (no times: time is the one sample)
 //     a failure string as time, or as the whole entry -> status, message = that string:
 //       InvalidConfig -> Skipped, CompilationFailedConfig -> CompileError,
@@ -139,6 +140,7 @@ std::string problem_size_text(const Json& size) {
 ImportedRecording import_kernel_tuner_cache(const Node& root) {
   ImportedRecording recording;
   recording.format = RecordingFormat::KernelTunerCache;
+  recording.runtime = RuntimeStatistic::Mean;  // the tuner's objective
   if (auto device = root.find("device_name")) recording.device = device->string();
   if (auto kernel = root.find("kernel_name")) recording.kernel = kernel->string();
   if (auto size = root.find("problem_size")) recording.problem_size = problem_size_text(size->json());

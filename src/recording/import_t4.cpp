@@ -85,6 +85,7 @@ Result read_result(const Node& node, const TimeUnit& unit) {
 ImportedRecording import_t4(const Node& root) {
   ImportedRecording recording;
   recording.format = RecordingFormat::T4;
+  recording.runtime = RuntimeStatistic::Mean;  // the tuner's objective
   TimeUnit unit;  // T4's default: milliseconds
   if (auto metadata = root.find("metadata")) {
     if (auto name = metadata->find("timeunit")) unit = time_unit(*name);

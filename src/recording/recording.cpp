@@ -16,7 +16,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 }  // namespace
 
-double recorded_runtime_ms(const Result& result) noexcept {
+double recorded_runtime_ms(const Result& result, RuntimeStatistic statistic) noexcept {
+  if (statistic == RuntimeStatistic::Mean && result.time.mean_ms > 0) return result.time.mean_ms;
   return result.time.median_ms > 0 ? result.time.median_ms : result.time.mean_ms;
 }
 
@@ -122,7 +123,7 @@ void Recording::fill(const ImportedRecording& imported, std::vector<Result> merg
     if (result.time.median_ms == 0 && result.time.mean_ms > 0) result.time.median_ms = result.time.mean_ms;
     slot_[*config] = static_cast<std::uint32_t>(results_.size());
     status_[*config] = result.status;
-    if (result.time.median_ms > 0 || result.time.mean_ms > 0) runtime_ms_[*config] = recorded_runtime_ms(result);
+    if (result.time.median_ms > 0 || result.time.mean_ms > 0) runtime_ms_[*config] = recorded_runtime_ms(result, imported.runtime);
     compile_ms_[*config] = result.compile_ms;
     if (result.energy) energy_joules_[*config] = result.energy->joules_per_launch;
     for (const auto& entry : result.counters) counter_names.insert(entry.first);
