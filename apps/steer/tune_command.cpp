@@ -33,7 +33,7 @@ struct TuneArgs {
   std::string backend = "auto";
   int device = 0;
   std::string size;
-  std::string searcher = "random";
+  std::string searcher = "default";
   std::optional<std::uint64_t> budget;
   std::optional<double> time_s;
   std::optional<double> fraction;
@@ -232,7 +232,7 @@ Runner register_tune(CLI::App& app) {
       ->check(CLI::IsMember({"cuda", "opencl", "auto"}));
   cmd->add_option("--device", args->device, "Device index");
   cmd->add_option("--size", args->size, "Problem size name (default: the spec's)");
-  cmd->add_option("--searcher", args->searcher, "Search strategy");
+  cmd->add_option("--searcher", args->searcher, "Search strategy (steer searchers lists them; default: Steer's default searcher)");
   cmd->add_option("--budget", args->budget, "Stop after this many tests")->check(CLI::PositiveNumber);
   cmd->add_option("--time", args->time_s, "Stop after this many seconds")->check(CLI::PositiveNumber);
   cmd->add_option("--fraction", args->fraction, "Stop after this fraction of the space")

@@ -333,7 +333,8 @@ def main():
                                                       "Steer stores (.gz allowed)")
     parser.add_argument("--steer", default=os.path.join(ROOT, "build", "steer"), help="the steer binary")
     parser.add_argument("--venv", default=os.path.join(ROOT, "build", "bench-venv"),
-                        help="virtual environment with kernel_tuner and autotuning-methodology (made when missing)")
+                        help="virtual environment with kernel_tuner and autotuning-methodology (made when missing); "
+                             "none: this interpreter, which has them")
     parser.add_argument("--strategies", default=",".join(DEFAULT_STRATEGIES), help="KT strategies, comma-separated")
     parser.add_argument("--runs", type=int, default=50, help="seeded runs per strategy and recording")
     parser.add_argument("--seed", type=int, default=1, help="seed of the first run (run r: seed + r)")
@@ -361,7 +362,8 @@ def main():
         except ValueError:
             parser.error(f"--end-s {item}: expected RECORDING=SECONDS")
 
-    ensure_venv(args.venv, __file__, sys.argv[1:])
+    if args.venv != "none":
+        ensure_venv(args.venv, __file__, sys.argv[1:])
 
     from kernel_tuner.interface import strategy_map
     import kernel_tuner
@@ -371,8 +373,10 @@ def main():
     if unknown:
         parser.error(f"unknown strategies {', '.join(unknown)}; Kernel Tuner has {', '.join(strategy_map)}")
     steer = os.path.abspath(args.steer)
-    if not os.access(steer, os.X_OK):
-        parser.error(f"no steer binary at {steer} (--steer)")
+    needs_steer = any(not r.endswith((".kt.json", ".kt.json.gz")) or os.path.basename(r) not in end_s_of
+                      for r in args.recordings)
+    if needs_steer and not os.access(steer, os.X_OK):
+        parser.error(f"no steer binary at {steer} (--steer): it exports recordings and gives their cut-offs")
     tool = f"Kernel Tuner {kernel_tuner.__version__}"
     os.makedirs(args.out, exist_ok=True)
 

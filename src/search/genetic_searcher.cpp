@@ -4,6 +4,11 @@
 // neighbour. Children that break a constraint are repaired toward a parent. A population
 // that has converged (its generations test nothing new) starts afresh from untested
 // configurations, keeping the fastest so far.
+//
+// With screen = k > 1, each generation breeds k times the children it tests and keeps those
+// that a model of the results so far (search/value_model.hpp) ranks most promising, tested
+// in that order. Measured, it scores below the plain algorithm (docs/searchers.md): the
+// model's main effects narrow the population.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -13,6 +18,7 @@
 
 #include "search/latin_hypercube.hpp"
 #include "search/search_support.hpp"
+#include "search/value_model.hpp"
 #include "steer/searcher.hpp"
 
 namespace steer {
@@ -31,12 +37,17 @@ struct GeneticOptions {
   double beta = 6;                     // parents' rank: floor(Beta(1, beta) * size); Kernel Tuner 2.5
   bool latin_hypercube = true;         // fresh populations: Latin hypercube (true) or random
   std::uint64_t stall = 2;             // generations in a row that test nothing before starting afresh
+  std::uint64_t screen = 1;            // children bred per child tested, ranked by the model (1: none)
+  double kappa = 1.0;                  // the model's lower confidence bound: mean - kappa x sd
+  double ridge = 1.0;                  // the model's prior precision per value
+  std::string name = "genetic";
 };
 
 class GeneticSearcher final : public Searcher {
  public:
-  GeneticSearcher(std::uint64_t seed, GeneticOptions options) : random_(seed), options_(options) {}
-  std::string name() const override { return "genetic"; }
+  GeneticSearcher(std::uint64_t seed, GeneticOptions options)
+      : random_(seed), options_(options), model_(options.ridge) {}
+  std::string name() const override { return options_.name; }
 
   void start(const Space& space) override {
     space_ = &space;
@@ -47,6 +58,7 @@ class GeneticSearcher final : public Searcher {
                            : std::max<std::uint64_t>(1, std::min((size + 1) / 2, options_.popsize));
     best_.reset();
     stalled_ = 0;
+    if (options_.screen > 1) model_.start(space);
     fresh_population();
   }
 
@@ -74,6 +86,7 @@ class GeneticSearcher final : public Searcher {
   void observe(const Result& result) override {
     const double cost = memory_.observe(result);
     if (!best_ || cost < best_->first) best_ = {cost, result.config_index};
+    if (options_.screen > 1) model_.observe(result.config_index, cost);
   }
 
  private:
@@ -110,8 +123,8 @@ class GeneticSearcher final : public Searcher {
     std::vector<ConfigIndex> children;
     // Small or converged populations can run out of new children; the attempts are bounded
     // and the rest of the generation is then left smaller.
-    for (std::uint64_t attempt = 0; children.size() < population_size_ && attempt < 20 * population_size_;
-         ++attempt) {
+    const std::uint64_t bred = population_size_ * options_.screen;
+    for (std::uint64_t attempt = 0; children.size() < bred && attempt < 20 * bred; ++attempt) {
       auto [first, second] = pick_parents(ranked.size());
       const ValueIndices a = space_->value_indices(ranked[first].second);
       const ValueIndices b = space_->value_indices(ranked[second].second);
@@ -119,12 +132,12 @@ class GeneticSearcher final : public Searcher {
       for (ConfigIndex child :
            {search::repair(*space_, one, a, random_), search::repair(*space_, two, b, random_)}) {
         child = mutate(child);
-        if (children.size() < population_size_ &&
-            std::find(children.begin(), children.end(), child) == children.end()) {
+        if (children.size() < bred && std::find(children.begin(), children.end(), child) == children.end()) {
           children.push_back(child);
         }
       }
     }
+    if (options_.screen > 1) screen(children);
     // A generation that tests nothing new breeds again from its (measured) children; after
     // `stall` such generations in a row the population has converged and starts afresh.
     const bool all_seen =
@@ -195,6 +208,27 @@ class GeneticSearcher final : public Searcher {
     return {std::move(one), std::move(two)};
   }
 
+  // Keeps the population's worth of children the model ranks best, untested ones first, in
+  // that order (measured ones only keep the population whole).
+  void screen(std::vector<ConfigIndex>& children) {
+    if (!model_.has_valid()) {
+      if (children.size() > population_size_) children.resize(population_size_);
+      return;
+    }
+    std::vector<std::pair<double, ConfigIndex>> ranked;
+    for (ConfigIndex child : children) {
+      const double bound = memory_.seen(child) ? std::numeric_limits<double>::infinity()
+                                               : model_.lower_bound(child, options_.kappa);
+      ranked.emplace_back(bound, child);
+    }
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    children.clear();
+    for (std::size_t i = 0; i < ranked.size() && children.size() < population_size_; ++i) {
+      children.push_back(ranked[i].second);
+    }
+  }
+
   ConfigIndex mutate(ConfigIndex child) {
     if (random_.below(options_.mutation_chance) != 0) return child;
     return search::random_walk(*space_, child, 1, random_);
@@ -210,13 +244,15 @@ class GeneticSearcher final : public Searcher {
   std::uint64_t generation_ = 0;
   std::uint64_t stalled_ = 0;                          // generations in a row that tested nothing
   std::optional<std::pair<double, ConfigIndex>> best_;  // the fastest measured so far
+  search::ValueModel model_;                           // with screen > 1
 };
 
 }  // namespace
 
-std::unique_ptr<Searcher> make_genetic_searcher(const SearcherOptions& options) {
-  search::Settings settings("genetic", options.settings);
-  GeneticOptions genetic;
+namespace {
+
+std::unique_ptr<Searcher> make_genetic(const SearcherOptions& options, GeneticOptions genetic) {
+  search::Settings settings(genetic.name, options.settings);
   genetic.popsize_given = options.settings.contains("popsize");
   genetic.popsize = settings.integer("popsize", genetic.popsize, 2, 1'000'000);
   genetic.maxiter = settings.integer("maxiter", genetic.maxiter, 1, 1'000'000);
@@ -230,8 +266,25 @@ std::unique_ptr<Searcher> make_genetic_searcher(const SearcherOptions& options) 
   genetic.beta = settings.number("beta", genetic.beta, 1.0, 1000.0);
   genetic.latin_hypercube = settings.choice("samplingmethod", "lhs", {"lhs", "random"}) == "lhs";
   genetic.stall = settings.integer("stall", genetic.stall, 1, 1'000'000);
+  genetic.screen = settings.integer("screen", genetic.screen, 1, 1000);
+  genetic.kappa = settings.number("kappa", genetic.kappa, 0, 100);
+  genetic.ridge = settings.number("ridge", genetic.ridge, 1e-6, 1e6);
   settings.finish();
   return std::make_unique<GeneticSearcher>(options.seed, genetic);
+}
+
+}  // namespace
+
+std::unique_ptr<Searcher> make_genetic_searcher(const SearcherOptions& options) {
+  return make_genetic(options, GeneticOptions{});
+}
+
+// Steer's default: the searcher and settings with the highest performance score held out
+// in cross-validation over spaces (docs/searchers.md "The default searcher").
+std::unique_ptr<Searcher> make_default_searcher(const SearcherOptions& options) {
+  GeneticOptions defaults;
+  defaults.name = "default";
+  return make_genetic(options, defaults);
 }
 
 }  // namespace steer

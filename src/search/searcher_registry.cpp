@@ -19,6 +19,7 @@ std::unique_ptr<Searcher> make_bayes_searcher(const SearcherOptions&);
 std::unique_ptr<Searcher> make_mcmc_searcher(const SearcherOptions&);
 std::unique_ptr<Searcher> make_profile_based_searcher(const SearcherOptions&);
 std::unique_ptr<Searcher> make_list_searcher(const SearcherOptions&);
+std::unique_ptr<Searcher> make_default_searcher(const SearcherOptions&);
 
 namespace {
 
@@ -29,6 +30,8 @@ struct Entry {
 };
 
 constexpr Entry kSearchers[] = {
+    {"default", "Steer's choice, by cross-validated performance score: today the genetic algorithm",
+     make_default_searcher},
     {"exhaustive", "every configuration, in index order", make_exhaustive_searcher},
     {"random", "uniform random order without repeats", make_random_searcher},
     {"basin-hopping", "hill climbing, Metropolis-accepted minima, random jumps (Kernel Tuner)",
