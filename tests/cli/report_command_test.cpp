@@ -274,6 +274,31 @@ TEST(ReportCommand, WritesTheDataOfEveryRecordingOfOtherToolsAndOurStores) {
   }
 }
 
+TEST(ReportCommand, DrawsThePerformanceScorePerSpaceAndOverSpaces) {
+  Scratch scratch;
+  const std::string pnpoly = STEER_DATA_DIR "/recordings/ktt/pnpoly_rtx2080ti.ktt.json.gz";
+  Outcome one = run_steer("report --db '" + kCoulomb + "' --searcher random,genetic --runs 5 --score --no-plots --out '" +
+                          (scratch / "one").string() + "'");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  auto score = read_csv(scratch / "one" / "score.csv");
+  ASSERT_GT(score.size(), 1u);
+  EXPECT_EQ(score[0], (std::vector<std::string>{"searcher", "axis", "x", "score"}));
+  EXPECT_THAT(read_file(scratch / "one" / "index.html"), HasSubstr("Performance score P vs tests"));
+
+  Outcome both = run_steer("simulate --data '" + kCoulomb + "," + pnpoly +
+                               "' --searcher random,genetic --runs 5 --score --json --details",
+                           false);
+  ASSERT_EQ(both.exit_code, 0) << both.output;
+  std::ofstream(scratch / "both.json") << both.output;
+  Outcome report = run_steer("report --simulation '" + (scratch / "both.json").string() + "' --no-plots --out '" +
+                             (scratch / "both").string() + "'");
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  auto aggregate = read_csv(scratch / "both" / "aggregate_score.csv");
+  ASSERT_EQ(aggregate.size(), 1u + 2 * 2 * 100) << "2 searchers, 2 axes, 100 fractions of the budget";
+  EXPECT_EQ(aggregate[1][2], "0");
+  EXPECT_THAT(read_file(scratch / "both" / "index.html"), HasSubstr("Performance score over 2 spaces"));
+}
+
 TEST(ReportCommand, ExplainsWhatIsMissing) {
   Scratch scratch;
   const std::string out = " --out '" + (scratch / "report").string() + "'";

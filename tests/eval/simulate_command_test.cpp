@@ -210,6 +210,50 @@ TEST(SimulateCommand, ScorePrintsThePerformanceScoreOnBothAxes) {
   EXPECT_THAT(table.output, HasSubstr("P time"));
 }
 
+TEST(SimulateCommand, ScoresSeveralSpacesAndTheRunsOfAnotherTool) {
+  const std::string coulomb = STEER_DATA_DIR "/recordings/ktt/coulomb_rtx2080.ktt.json.gz";
+  const std::string pnpoly = STEER_DATA_DIR "/recordings/ktt/pnpoly_rtx2080ti.ktt.json.gz";
+  // Two runs of a hand-made strategy on coulomb: a slow configuration first, then the
+  // space's best (0.770 ms, valid in the recording), the second after a failed test.
+  const fs::path runs = fs::temp_directory_path() / ("steer_runs_" + std::to_string(getpid()) + ".json");
+  std::ofstream(runs) << R"({"tool": "Kernel Tuner 1.5.0", "data": "coulomb_rtx2080.ktt.json.gz",
+"strategies": {"hand": [{"tests": [[1.0, 5.0], [2.0, 0.7702]]}, {"tests": [[1.0, null], [2.5, 5.0], [3.0, 0.7702]]}]}})";
+  Outcome both = run_steer("simulate --data '" + coulomb + "," + pnpoly +
+                               "' --searcher default,random --runs 10 --score --json --score-runs '" + runs.string() + "'",
+                           false);
+  ASSERT_EQ(both.exit_code, 0) << both.output;
+  const nlohmann::json json = nlohmann::json::parse(both.output);
+  ASSERT_EQ(json["spaces"].size(), 2u);
+  const nlohmann::json& first = json["spaces"][0]["searchers"];
+  ASSERT_EQ(first.size(), 3u) << "the tool's runs are scored on the recording they were made on";
+  EXPECT_EQ(first[2]["name"], "kernel_tuner:hand");
+  EXPECT_TRUE(first[2]["score_time"].is_number());
+  EXPECT_EQ(json["spaces"][1]["searchers"].size(), 2u);
+  ASSERT_EQ(json["aggregate"].size(), 2u) << "only what every space scored";
+  const nlohmann::json& aggregate = json["aggregate"][0];
+  EXPECT_EQ(aggregate["name"], "default");
+  EXPECT_EQ(aggregate["spaces"], 2);
+  const double a = json["spaces"][0]["searchers"][0]["score_time"], b = json["spaces"][1]["searchers"][0]["score_time"];
+  EXPECT_DOUBLE_EQ(aggregate["score_time"].get<double>(), (a + b) / 2);
+  EXPECT_DOUBLE_EQ(aggregate["score_time_spread"].get<double>(), std::abs(a - b) / 2);
+
+  Outcome table = run_steer("simulate --data '" + coulomb + "," + pnpoly + "' --searcher random --runs 5 --score", false);
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_THAT(table.output, HasSubstr("performance score P over 2 spaces"));
+
+  Outcome elsewhere =
+      run_steer("simulate --data '" + pnpoly + "' --searcher random --runs 5 --score --score-runs '" + runs.string() + "'", true);
+  EXPECT_EQ(elsewhere.exit_code, 1);
+  EXPECT_THAT(elsewhere.output, HasSubstr("coulomb_rtx2080.ktt.json.gz")) << "names where the runs were made";
+  std::ofstream(runs) << R"({"strategies": {"hand": [{"tests": [[2.0, 1.0], [1.0, 1.0]]}]}})";
+  Outcome backwards = run_steer("simulate --data '" + coulomb + "' --searcher random --runs 5 --score --score-runs '" +
+                                    runs.string() + "'",
+                                true);
+  EXPECT_EQ(backwards.exit_code, 1);
+  EXPECT_THAT(backwards.output, HasSubstr("go back in time"));
+  fs::remove(runs);
+}
+
 TEST(SimulateCommand, ExplainsWhatIsWrong) {
   const std::string pnpoly = "--data '" STEER_DATA_DIR "/recordings/ktt/pnpoly_rtx2080ti.ktt.json.gz'";
   Outcome unknown = run_steer("simulate " + pnpoly + " --searcher random,clairvoyant --runs 1", true);
