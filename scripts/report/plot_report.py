@@ -84,11 +84,13 @@ def convergence(folder, plot, ax):
 def score(folder, plot, ax):
     rows = [r for r in read_rows(folder, plot["csv"]) if r["axis"] == plot["axis"] and r["score"] != ""]
     names = ordered(r["searcher"] for r in rows)
-    colour = colours(names)
+    # Steer's searchers solid, another tool's runs ("tool:strategy") dashed; 20 colours.
+    cycle = plt.get_cmap("tab20").colors if len(names) > 10 else None
+    colour = {n: cycle[i % 20] for i, n in enumerate(names)} if cycle else colours(names)
     for name in names:
         mine = [r for r in rows if r["searcher"] == name]
         ax.plot([number(r["x"]) for r in mine], [number(r["score"]) for r in mine], label=name, color=colour[name],
-                linewidth=1.4)
+                linewidth=1.4, linestyle="--" if ":" in name else "-")
     ax.axhline(0, color="black", linestyle="--", linewidth=0.9, label="random search (calculated)")
     ax.axhline(1, color="black", linestyle=":", linewidth=0.9, label="optimum")
     ax.legend(fontsize="small", ncol=2)
