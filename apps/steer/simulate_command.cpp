@@ -39,7 +39,7 @@ struct SimulateArgs {
   bool details = false;
   bool with_counters = false;
   bool no_searcher_time = false;
-  bool score = false;
+  bool score = true;
   ScoreSettings score_settings;
   std::vector<std::string> score_runs;
   std::string curves;
@@ -155,7 +155,7 @@ void print_aggregate(const std::vector<SimulationReport>& reports) {
 int run_simulate(const SimulateArgs& args) {
   std::optional<Spec> spec;
   if (!args.spec.empty()) spec = load_spec(args.spec);
-  if (!args.score_runs.empty() && !args.score) throw Error("--score-runs needs --score");
+  if (!args.score_runs.empty() && !args.score) throw Error("--score-runs scores runs: leave out --no-score");
   if (args.data.size() > 1 && (!args.curves.empty() || !args.trace.empty())) {
     throw Error("--curves and --trace take one --data recording");
   }
@@ -268,9 +268,10 @@ Runner register_simulate(CLI::App& app) {
   command->add_flag("--no-searcher-time", args->no_searcher_time,
                     "Leave the searchers' own computation (measured as they run) off the simulated clock, so that "
                     "simulated times depend on the recording alone");
-  command->add_flag("--score", args->score,
+  command->add_flag("--score,!--no-score", args->score,
                     "Also compute the performance score P against the calculated random-search baseline, over "
-                    "tests and over simulated time (runs of their own that go on past the target)");
+                    "tests and over simulated time, from runs of their own that go on past the target (the "
+                    "default; --no-score leaves it out, for half the work)");
   command->add_option("--score-cutoff", args->score_settings.end_percentile,
                       "P's end cut-off: where random search is expected to reach optimum + (median - optimum) x "
                       "(1 - this)")

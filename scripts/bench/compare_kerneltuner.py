@@ -190,7 +190,7 @@ def run_kernel_tuner(cache_file, cache, strategy, runs, budget, target_keys, see
 
 def run_steer(steer, cache_file, searcher, runs, budget, target, seed):
     command = [steer, "simulate", "--data", cache_file, "--searcher", searcher, "--runs", str(runs),
-               "--target", repr(target), "--budget", str(budget), "--seed", str(seed), "--threads", "1", "--json"]
+               "--target", repr(target), "--budget", str(budget), "--seed", str(seed), "--threads", "1", "--no-score", "--json"]
     start = time.perf_counter()
     out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     wall = time.perf_counter() - start

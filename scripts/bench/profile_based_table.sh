@@ -59,7 +59,7 @@ while IFS='|' read -r tuned model_data settings; do
   for kind in tree forest lsq; do
     model="$work/$(stem "$model_data").$kind.json"
     [ -f "$model" ] || "$steer" model train --data "$model_data" --kind "$kind" --out "$model" >/dev/null
-    "$steer" simulate --data "$tuned" --searcher random,profile-based --runs "$runs" --model "$model" "${sets[@]}" --json >"$work/sim.json"
+    "$steer" simulate --data "$tuned" --searcher random,profile-based --runs "$runs" --model "$model" "${sets[@]}" --no-score --json >"$work/sim.json"
     if ((first)); then row+=" $(cell "$work/sim.json" random) |"; first=0; fi
     row+=" $(cell "$work/sim.json" profile-based) |"
   done

@@ -175,13 +175,14 @@ TEST(SimulateCommand, DetailsGiveEveryRunAndTheCurves) {
 TEST(SimulateCommand, ScorePrintsThePerformanceScoreOnBothAxes) {
   const std::string coulomb =
       "simulate --no-searcher-time --data '" STEER_DATA_DIR "/recordings/ktt/coulomb_rtx2080.ktt.json.gz' ";
-  Outcome plain = run_steer(coulomb + "--searcher random,exhaustive --runs 20 --json", false);
+  Outcome plain = run_steer(coulomb + "--searcher random,exhaustive --runs 20 --json --no-score", false);
   ASSERT_EQ(plain.exit_code, 0) << plain.output;
   nlohmann::json without = nlohmann::json::parse(plain.output);
-  EXPECT_TRUE(without["score"].is_null()) << "computed only with --score";
+  EXPECT_TRUE(without["score"].is_null()) << "left out with --no-score";
   EXPECT_TRUE(without["searchers"][0]["score_fevals"].is_null());
 
-  Outcome scored = run_steer(coulomb + "--searcher random,exhaustive --runs 20 --json --details --score", false);
+  // The default, as --score says.
+  Outcome scored = run_steer(coulomb + "--searcher random,exhaustive --runs 20 --json --details", false);
   ASSERT_EQ(scored.exit_code, 0) << scored.output;
   nlohmann::json with = nlohmann::json::parse(scored.output);
   const nlohmann::json& cutoffs = with["score"];
@@ -198,7 +199,7 @@ TEST(SimulateCommand, ScorePrintsThePerformanceScoreOnBothAxes) {
     EXPECT_TRUE(searcher["score_time"].is_number()) << s;
     EXPECT_EQ(searcher["score_curve_fevals"]["x"].size(), test_points);
     EXPECT_EQ(searcher["score_curve_time"]["score"].size(), 1000u);
-    // The figures to the target are those of the runs without --score.
+    // The figures to the target are those of the runs without the score.
     EXPECT_EQ(searcher["mean_tests"], without["searchers"][s]["mean_tests"]);
     EXPECT_EQ(searcher["mean_time_s"], without["searchers"][s]["mean_time_s"]);
   }
