@@ -4,18 +4,30 @@
 // neighbours of the fastest so far. Sequential, like Kernel Tuner's bayes_opt: every choice
 // waits for the previous result.
 //
-// Cost: a refit is a Cholesky factorisation of the n x n kernel matrix, O(n^3), and scoring m
-// candidates is O(m n^2); so the model keeps at most `max_points` measurements (half the
-// fastest, half spread over the rest), 300 by default: about 10 ms per choice.
-#include <Eigen/Cholesky>
-#include <Eigen/Dense>
+// Cost: the model is updated, not refitted. The Cholesky factor L of its n x n kernel matrix
+// gains a row per measurement, O(n^2) where a refit is O(n^3). A candidate's variance needs
+// v = L^-1 k(X, c): v is kept from the last time the candidate was scored and extended by the
+// rows added since, O(n) each, rather than solved afresh, O(n^2), at every choice; its mean,
+// v . L^-1 y, comes from dot products with L^-1 of the runtimes kept alongside v. A run's work
+// is then about one solve per configuration ever drawn, not one per candidate per choice.
+// The choices are those of a refit from scratch at every choice, up to rounding. Past
+// `max_points` measurements the model is a selection of `max_points` of them (half the
+// fastest, half spread over the rest by rank), made afresh at every choice; there every
+// choice refits and solves its candidates afresh, O(n^3 + candidates x n^2).
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <numbers>
-#include <set>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "search/latin_hypercube.hpp"
 #include "search/search_support.hpp"
@@ -30,10 +42,193 @@ struct BayesOptions {
   std::uint64_t initial_samples = 20;            // tests before the model chooses (KT's popsize)
   bool latin_hypercube = true;                   // KT's samplingmethod: lhs (true) or random
   std::uint64_t candidates = 1000;               // random untested configurations scored per choice
-  std::uint64_t max_points = 300;                // measurements the Gaussian process is fitted to
+  std::uint64_t max_points = 300;                // measurements a refit keeps (see the top)
   Covariance covariance = Covariance::Matern32;  // KT's covariancekernel
   double lengthscale = 1.5;                      // KT's covariancelengthscale, in scaled units
   double xi = 0.01;                              // expected improvement's exploration margin
+};
+
+// a . b with eight running sums: several times the throughput of one sum and, unlike letting
+// the compiler reassociate, the same result on every machine. Where the processor has AVX2
+// the same sums go four to a register instead of two (no fused multiply-add: that would
+// round differently).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+double dot(const double* a, const double* b, std::size_t n) {
+  double s[8] = {};
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (std::size_t k = 0; k < 8; ++k) s[k] += a[i + k] * b[i + k];
+  }
+  for (; i < n; ++i) s[0] += a[i] * b[i];
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+// exp(x) for x <= 0 (below -708 it gives exp(-708), not 0), within an ulp: exp(r) by its
+// Taylor series on |r| <= ln 2 / 2 times 2^k. Plain IEEE arithmetic, two at a time where SSE2
+// is, one at a time in the same steps elsewhere: the same results on every machine, unlike
+// libm's, and several times as fast as two calls of it.
+#if defined(__SSE2__)
+inline __m128d exp_nonpositive(__m128d x) {
+  x = _mm_max_pd(x, _mm_set1_pd(-708.0));
+  const __m128d magic = _mm_set1_pd(0x1.8p52);  // adding it rounds to an integer
+  const __m128d shifted = _mm_add_pd(_mm_mul_pd(x, _mm_set1_pd(0x1.71547652b82fep0)), magic);
+  const __m128d k = _mm_sub_pd(shifted, magic);
+  const __m128d r = _mm_sub_pd(_mm_sub_pd(x, _mm_mul_pd(k, _mm_set1_pd(0x1.62e42fee00000p-1))),
+                               _mm_mul_pd(k, _mm_set1_pd(0x1.a39ef35793c76p-33)));
+  __m128d p = _mm_set1_pd(1.0 / 6227020800.0);
+  for (const double c : {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0,
+                         1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0}) {
+    p = _mm_add_pd(_mm_mul_pd(p, r), _mm_set1_pd(c));
+  }
+  // 2^k from k's bits in `shifted`: (k + 1023) << 52.
+  const __m128i bits = _mm_sub_epi64(_mm_castpd_si128(shifted), _mm_castpd_si128(magic));
+  const __m128i scale = _mm_slli_epi64(_mm_add_epi64(bits, _mm_set1_epi64x(1023)), 52);
+  return _mm_mul_pd(p, _mm_castsi128_pd(scale));
+}
+#else
+inline double exp_nonpositive(double x) {
+  x = x > -708.0 ? x : -708.0;
+  const double magic = 0x1.8p52;
+  const double shifted = x * 0x1.71547652b82fep0 + magic;
+  const double k = shifted - magic;
+  const double r = (x - k * 0x1.62e42fee00000p-1) - k * 0x1.a39ef35793c76p-33;
+  double p = 1.0 / 6227020800.0;
+  for (const double c : {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0,
+                         1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0}) {
+    p = p * r + c;
+  }
+  const std::int64_t bits = std::bit_cast<std::int64_t>(shifted) - std::bit_cast<std::int64_t>(magic);
+  return p * std::bit_cast<double>(static_cast<std::int64_t>(static_cast<std::uint64_t>(bits + 1023) << 52));
+}
+#endif
+
+// The unit-variance kernel of squared distance s (in length scales): kernel(x, x) = 1.
+#if defined(__SSE2__)
+inline __m128d kernel_of(Covariance covariance, __m128d s) {
+  switch (covariance) {
+    case Covariance::Matern32: {
+      const __m128d t = _mm_mul_pd(_mm_set1_pd(std::sqrt(3.0)), _mm_sqrt_pd(s));
+      return _mm_mul_pd(_mm_add_pd(_mm_set1_pd(1.0), t), exp_nonpositive(_mm_sub_pd(_mm_setzero_pd(), t)));
+    }
+    case Covariance::Matern52: {
+      const __m128d t = _mm_mul_pd(_mm_set1_pd(std::sqrt(5.0)), _mm_sqrt_pd(s));
+      const __m128d poly = _mm_add_pd(_mm_add_pd(_mm_set1_pd(1.0), t), _mm_mul_pd(_mm_set1_pd(5.0 / 3.0), s));
+      return _mm_mul_pd(poly, exp_nonpositive(_mm_sub_pd(_mm_setzero_pd(), t)));
+    }
+    case Covariance::Rbf:
+      break;
+  }
+  return exp_nonpositive(_mm_mul_pd(_mm_set1_pd(-0.5), s));
+}
+#else
+inline double kernel_of(Covariance covariance, double s) {
+  switch (covariance) {
+    case Covariance::Matern32: {
+      const double t = std::sqrt(3.0) * std::sqrt(s);
+      return (1.0 + t) * exp_nonpositive(0.0 - t);
+    }
+    case Covariance::Matern52: {
+      const double t = std::sqrt(5.0) * std::sqrt(s);
+      return ((1.0 + t) + 5.0 / 3.0 * s) * exp_nonpositive(0.0 - t);
+    }
+    case Covariance::Rbf:
+      break;
+  }
+  return exp_nonpositive(-0.5 * s);
+}
+#endif
+
+// The Cholesky factor L of the kernel matrix K + nugget I over the model's points, grown one
+// point at a time. Rows are packed: row i holds L(i, 0..i). The points' features are kept by
+// dimension, so that the distances from one configuration to many points vectorise.
+class IncrementalCholesky {
+ public:
+  IncrementalCholesky(std::size_t dims, Covariance covariance) : dims_(dims), covariance_(covariance) {}
+
+  std::size_t size() const { return n_; }
+  double nugget() const { return nugget_; }
+
+  void clear(double nugget) {
+    n_ = 0;
+    nugget_ = nugget;
+    l_.clear();
+    inverse_diagonal_.clear();
+  }
+
+  // out[i - from] = kernel(x, point i) for the points from `from` on.
+  void kernels(const double* x, std::size_t from, double* out) const {
+    const std::size_t count = n_ - from;
+    std::fill(out, out + count, 0.0);
+    for (std::size_t d = 0; d < dims_; ++d) {
+      const double xd = x[d];
+      const double* column = xt_.data() + d * capacity_ + from;
+      for (std::size_t i = 0; i < count; ++i) out[i] += (xd - column[i]) * (xd - column[i]);
+    }
+#if defined(__SSE2__)
+    std::size_t i = 0;
+    for (; i + 2 <= count; i += 2) _mm_storeu_pd(out + i, kernel_of(covariance_, _mm_loadu_pd(out + i)));
+    if (i < count) out[i] = _mm_cvtsd_f64(kernel_of(covariance_, _mm_set1_pd(out[i])));
+#else
+    for (std::size_t i = 0; i < count; ++i) out[i] = kernel_of(covariance_, out[i]);
+#endif
+  }
+
+  // Extends v = L^-1 k(X, x), whose first v.size() entries are solved, to all n: forward
+  // substitution over the rows after them only.
+  void extend(const double* x, std::vector<double>& v) const {
+    const std::size_t from = v.size();
+    if (from >= n_) return;
+    scratch_.resize(n_);
+    kernels(x, from, scratch_.data());
+    for (std::size_t i = from; i < n_; ++i) {
+      const double* row = l_.data() + i * (i + 1) / 2;
+      v.push_back((scratch_[i - from] - dot(row, v.data(), i)) * inverse_diagonal_[i]);
+    }
+  }
+
+  // The same for w = L^-1 b, b given by b(i).
+  template <typename B>
+  void extend_solve(std::vector<double>& w, B b) const {
+    for (std::size_t i = w.size(); i < n_; ++i) {
+      w.push_back((b(i) - dot(l_.data() + i * (i + 1) / 2, w.data(), i)) * inverse_diagonal_[i]);
+    }
+  }
+
+  // Adds the point x, given its complete v = L^-1 k(X, x). False, and nothing added, when the
+  // matrix would not be positive definite at this nugget.
+  bool append(const double* x, const std::vector<double>& v) {
+    const double pivot = 1 + nugget_ - dot(v.data(), v.data(), n_);
+    if (!(pivot > 0)) return false;
+    if (n_ == capacity_) {
+      const std::size_t capacity = std::max<std::size_t>(64, 2 * capacity_);
+      std::vector<double> xt(dims_ * capacity);
+      for (std::size_t d = 0; d < dims_; ++d) {
+        std::copy_n(xt_.begin() + static_cast<std::ptrdiff_t>(d * capacity_), n_,
+                    xt.begin() + static_cast<std::ptrdiff_t>(d * capacity));
+      }
+      xt_ = std::move(xt);
+      capacity_ = capacity;
+    }
+    for (std::size_t d = 0; d < dims_; ++d) xt_[d * capacity_ + n_] = x[d];
+    l_.insert(l_.end(), v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n_));
+    l_.push_back(std::sqrt(pivot));
+    inverse_diagonal_.push_back(1 / l_.back());
+    ++n_;
+    return true;
+  }
+
+ private:
+  std::size_t dims_;
+  Covariance covariance_;
+  double nugget_ = 0;
+  std::size_t n_ = 0;
+  std::size_t capacity_ = 0;              // points xt_ has room for
+  std::vector<double> xt_;                // features, dims x capacity: dimension d at d x capacity
+  std::vector<double> l_;                 // packed lower triangle, n (n + 1) / 2
+  std::vector<double> inverse_diagonal_;  // 1 / L(i, i)
+  mutable std::vector<double> scratch_;
 };
 
 class BayesSearcher final : public Searcher {
@@ -43,11 +238,21 @@ class BayesSearcher final : public Searcher {
 
   void start(const Space& space) override {
     space_ = &space;
+    dims_ = space.parameters().size();
     memory_.reset(space.size());
     initial_ = options_.latin_hypercube ? search::latin_hypercube(space, options_.initial_samples, random_)
                                         : space.sample(random_.engine(), options_.initial_samples);
     next_initial_ = 0;
     measured_.clear();
+    fastest_ = {std::numeric_limits<double>::infinity(), std::numeric_limits<ConfigIndex>::max()};
+    slowest_ok_ = 0;
+    model_ = std::make_unique<IncrementalCholesky>(dims_, options_.covariance);
+    model_points_.clear();
+    modelled_ = 0;
+    refit({}, kFirstNugget);
+    dense_.assign(space.size() <= kDenseUpTo ? space.size() : 0, Dense{});
+    draw_ = 0;
+    forget_all();
   }
 
   std::vector<Proposal> propose(std::size_t max) override {
@@ -65,132 +270,262 @@ class BayesSearcher final : public Searcher {
   }
 
   void observe(const Result& result) override {
-    measured_.emplace_back(memory_.observe(result), result.config_index);
+    const double cost = memory_.observe(result);
+    measured_.emplace_back(cost, result.config_index);
+    fastest_ = std::min(fastest_, measured_.back());
+    if (std::isfinite(cost)) slowest_ok_ = std::max(slowest_ok_, cost);
   }
 
  private:
-  Eigen::VectorXd features(ConfigIndex c) const {
-    const ValueIndices v = space_->value_indices(c);
+  static constexpr double kFirstNugget = 1e-6;
+  // Doubles of kept v before all are dropped (and solved afresh as needed): 32 MB.
+  static constexpr std::size_t kKeptLimit = std::size_t{1} << 22;
+  // Spaces up to this size index what is kept per configuration by a table (8 bytes a
+  // configuration), larger ones by hashing.
+  static constexpr std::uint64_t kDenseUpTo = std::uint64_t{1} << 22;
+  static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+  // What is kept of a candidate while `generation` is the model's: v = L^-1 k(X, c) and its
+  // dot products with itself and with the model's solved targets (see targets_).
+  struct Kept {
+    std::uint64_t generation = 0;
+    double explained = 0, ok = 0, failed = 0, one = 0;
+    std::vector<double> v;
+  };
+  struct Dense {
+    std::uint32_t slot = kNone;  // in kept_
+    std::uint32_t draw = 0;      // the last choice that drew the configuration
+  };
+
+  // L^-1 of the model's runtimes split three ways, so that targets standardised with any mean
+  // and spread, and failures at any runtime, are a weighted sum of them.
+  struct Targets {
+    std::vector<double> ok;      // L^-1 of the runtimes, 0 for failures
+    std::vector<double> failed;  // L^-1 of 1 for failures, 0 otherwise
+    std::vector<double> one;     // L^-1 of 1
+  };
+
+  void features(ConfigIndex c, double* x) {
     const auto& parameters = space_->parameters();
-    Eigen::VectorXd x(static_cast<Eigen::Index>(v.size()));
-    for (std::size_t p = 0; p < v.size(); ++p) {
+    indices_.resize(dims_);
+    space_->value_indices(c, indices_);
+    for (std::size_t p = 0; p < dims_; ++p) {
       const auto last = static_cast<double>(parameters[p].values.size() - 1);
-      x[static_cast<Eigen::Index>(p)] = last > 0 ? v[p] / last : 0.0;
+      x[p] = last > 0 ? indices_[p] / last / options_.lengthscale : 0.0;
     }
-    return x;
   }
 
-  double kernel(const Eigen::VectorXd& a, const Eigen::VectorXd& b) const {
-    const double r = (a - b).norm() / options_.lengthscale;
-    switch (options_.covariance) {
-      case Covariance::Matern32:
-        return (1 + std::sqrt(3.0) * r) * std::exp(-std::sqrt(3.0) * r);
-      case Covariance::Matern52:
-        return (1 + std::sqrt(5.0) * r + 5.0 / 3.0 * r * r) * std::exp(-std::sqrt(5.0) * r);
-      case Covariance::Rbf:
-        break;
-    }
-    return std::exp(-0.5 * r * r);
+  std::uint32_t& slot_of(ConfigIndex c) {
+    if (!dense_.empty()) return dense_[c].slot;
+    return sparse_.try_emplace(c, kNone).first->second;
   }
 
-  // Untested candidates: every one in a small space, else a random subset; plus the untested
-  // Hamming neighbours of the fastest configuration, where improvement is most likely.
-  std::vector<ConfigIndex> candidates(ConfigIndex best) {
-    std::set<ConfigIndex> chosen;
-    if (space_->size() <= 4 * options_.candidates) {
-      for (ConfigIndex c = 0; c < space_->size(); ++c) {
-        if (!memory_.seen(c)) chosen.insert(c);
+  // True the first time c is drawn for the current choice.
+  bool newly_drawn(ConfigIndex c) {
+    if (!dense_.empty()) {
+      if (dense_[c].draw == draw_) return false;
+      dense_[c].draw = draw_;
+      return true;
+    }
+    return drawn_.insert(c).second;
+  }
+
+  // Where what is kept of c lies, made on first use.
+  std::uint32_t slot_for(ConfigIndex c) {
+    std::uint32_t& slot = slot_of(c);
+    if (slot == kNone) {
+      slot = static_cast<std::uint32_t>(kept_.size());
+      kept_.emplace_back();
+      kept_x_.resize(kept_x_.size() + dims_);
+      features(c, kept_x_.data() + std::size_t{slot} * dims_);
+    }
+    return slot;
+  }
+
+  // What is kept in `slot`, v extended to the current model.
+  Kept& scored(std::uint32_t slot) {
+    Kept& k = kept_[slot];
+    if (k.generation != generation_) {
+      kept_doubles_ -= k.v.size();
+      k.v.clear();
+      k.generation = generation_;
+      k.explained = k.ok = k.failed = k.one = 0;
+    }
+    const std::size_t from = k.v.size();
+    if (from == model_->size()) return k;
+    if (k.v.capacity() < model_->size()) {
+      k.v.reserve(std::min<std::size_t>(2 * model_->size(), options_.max_points));
+    }
+    model_->extend(kept_x_.data() + std::size_t{slot} * dims_, k.v);
+    for (std::size_t i = from; i < k.v.size(); ++i) {
+      k.explained += k.v[i] * k.v[i];
+      k.ok += k.v[i] * targets_.ok[i];
+      k.failed += k.v[i] * targets_.failed[i];
+      k.one += k.v[i] * targets_.one[i];
+    }
+    kept_doubles_ += k.v.size() - from;
+    return k;
+  }
+
+  void forget(ConfigIndex c) {
+    std::uint32_t slot = kNone;
+    if (!dense_.empty()) {
+      slot = dense_[c].slot;
+    } else if (auto it = sparse_.find(c); it != sparse_.end()) {
+      slot = it->second;
+    }
+    if (slot != kNone) {
+      kept_doubles_ -= kept_[slot].v.size();
+      kept_[slot].v = {};
+    }
+  }
+
+  void forget_all() {
+    for (Dense& d : dense_) d.slot = kNone;
+    sparse_.clear();
+    kept_.clear();
+    kept_x_.clear();
+    kept_doubles_ = 0;
+  }
+
+  // Brings targets_ up to the model's points.
+  void extend_targets() {
+    model_->extend_solve(targets_.ok, [&](std::size_t i) {
+      const double cost = model_points_[i].first;
+      return std::isfinite(cost) ? cost : 0.0;
+    });
+    model_->extend_solve(targets_.failed,
+                         [&](std::size_t i) { return std::isfinite(model_points_[i].first) ? 0.0 : 1.0; });
+    model_->extend_solve(targets_.one, [](std::size_t) { return 1.0; });
+  }
+
+  // Refits the model to `points`, from `nugget` up tenfold until the kernel matrix is
+  // positive definite (nearby configurations make it nearly singular). All kept v go stale.
+  void refit(std::vector<std::pair<double, ConfigIndex>> points, double nugget) {
+    ++generation_;
+    x_.resize(dims_);
+    for (;; nugget *= 10) {
+      model_->clear(nugget);
+      model_points_.clear();
+      bool ok = true;
+      for (const auto& point : points) {
+        features(point.second, x_.data());
+        v_.clear();
+        model_->extend(x_.data(), v_);
+        if (!model_->append(x_.data(), v_)) {
+          ok = false;
+          break;
+        }
+        model_points_.push_back(point);
       }
-    } else {
-      for (std::uint64_t attempt = 0;
-           attempt < 4 * options_.candidates && chosen.size() < options_.candidates; ++attempt) {
-        const ConfigIndex c = space_->sample(random_.engine());
-        if (!memory_.seen(c)) chosen.insert(c);
-      }
+      if (ok) break;
     }
-    for (ConfigIndex c : space_->neighbours(best)) {
-      if (!memory_.seen(c)) chosen.insert(c);
-    }
-    if (chosen.empty()) chosen.insert(*memory_.random_unseen(*space_, random_));
-    return {chosen.begin(), chosen.end()};
+    targets_ = {};
+    extend_targets();
   }
 
-  ConfigIndex most_promising() {
-    // The model's points, ranked by runtime; failures take the slowest successful runtime, so
-    // they read as bad without an outlier that would swamp the scale.
-    std::vector<std::pair<double, ConfigIndex>> points = measured_;
-    std::sort(points.begin(), points.end());
-    double slowest_ok = 0;
-    for (const auto& [cost, c] : points) {
-      if (std::isfinite(cost)) slowest_ok = std::max(slowest_ok, cost);
-    }
-    for (auto& [cost, c] : points) {
-      if (!std::isfinite(cost)) cost = slowest_ok > 0 ? slowest_ok : 1.0;
-    }
-    if (points.size() > options_.max_points) {
+  // Brings the model up to date with the measurements since the last choice: it holds every
+  // measurement up to max_points, and past them a selection of max_points made afresh at
+  // every choice.
+  void update_model() {
+    const std::size_t cap = options_.max_points;
+    if (measured_.size() > cap) {
       // The fastest half, where expected improvement is decided, and an even spread of the
       // rest by rank: a model of the fastest only would forget where the slow regions are
       // and find them uncertain, so worth testing, again and again.
-      const std::size_t fastest = options_.max_points / 2;
-      const std::size_t spread = options_.max_points - fastest;
+      std::vector<std::pair<double, ConfigIndex>> points = measured_;
+      std::sort(points.begin(), points.end());  // failures (infinite) last
+      const std::size_t fastest = cap / 2;
+      const std::size_t spread = cap - fastest;
       const double stride = static_cast<double>(points.size() - fastest) / static_cast<double>(spread);
       std::vector<std::pair<double, ConfigIndex>> kept(points.begin(),
                                                        points.begin() + static_cast<std::ptrdiff_t>(fastest));
       for (std::size_t k = 0; k < spread; ++k) {
         kept.push_back(points[fastest + static_cast<std::size_t>(static_cast<double>(k) * stride)]);
       }
-      points = std::move(kept);
+      refit(std::move(kept), kFirstNugget);
+      for (; modelled_ < measured_.size(); ++modelled_) forget(measured_[modelled_].second);
+      return;
     }
+    for (; modelled_ < measured_.size(); ++modelled_) {
+      const auto point = measured_[modelled_];
+      // Its v is mostly kept from the choice that proposed it.
+      const std::uint32_t slot = slot_for(point.second);
+      scored(slot);
+      if (model_->append(kept_x_.data() + std::size_t{slot} * dims_, kept_[slot].v)) {
+        model_points_.push_back(point);
+        extend_targets();
+      } else {
+        std::vector<std::pair<double, ConfigIndex>> points = model_points_;
+        points.push_back(point);
+        refit(std::move(points), model_->nugget() * 10);
+      }
+      forget(point.second);
+    }
+  }
 
-    const auto n = static_cast<Eigen::Index>(points.size());
-    std::vector<Eigen::VectorXd> x;
-    Eigen::VectorXd y(n);
-    for (Eigen::Index i = 0; i < n; ++i) {
-      x.push_back(features(points[static_cast<std::size_t>(i)].second));
-      y[i] = points[static_cast<std::size_t>(i)].first;
-    }
-    // Standardised targets: the kernel has unit variance.
-    const double mean = y.mean();
-    const double spread = std::sqrt((y.array() - mean).square().mean());
-    y = (y.array() - mean) / (spread > 0 ? spread : 1.0);
+  ConfigIndex most_promising() {
+    if (kept_doubles_ > kKeptLimit) forget_all();
+    update_model();
 
-    Eigen::MatrixXd k(n, n);
-    for (Eigen::Index i = 0; i < n; ++i) {
-      for (Eigen::Index j = 0; j <= i; ++j)
-        k(i, j) = k(j, i) = kernel(x[static_cast<std::size_t>(i)], x[static_cast<std::size_t>(j)]);
+    // Standardised targets: the kernel has unit variance. Failures take the slowest
+    // successful runtime, so they read as bad without an outlier that would swamp the scale.
+    const std::size_t n = model_points_.size();
+    const double failed = slowest_ok_ > 0 ? slowest_ok_ : 1.0;
+    double mean = 0;
+    for (const auto& [cost, c] : model_points_) mean += std::isfinite(cost) ? cost : failed;
+    mean /= static_cast<double>(n);
+    double variance = 0;
+    double lowest = std::numeric_limits<double>::infinity();
+    for (const auto& [cost, c] : model_points_) {
+      const double y = std::isfinite(cost) ? cost : failed;
+      variance += (y - mean) * (y - mean);
+      lowest = std::min(lowest, y);
     }
-    // Nearby configurations make the matrix nearly singular; a growing nugget restores it.
-    Eigen::LLT<Eigen::MatrixXd> cholesky;
-    for (double nugget = 1e-6;; nugget *= 10) {
-      cholesky.compute(k + nugget * Eigen::MatrixXd::Identity(n, n));
-      if (cholesky.info() == Eigen::Success) break;
-    }
-    const Eigen::VectorXd weights = cholesky.solve(y);
-    const double best = y.minCoeff();
+    const double spread = std::sqrt(variance / static_cast<double>(n));
+    const double scale = spread > 0 ? spread : 1.0;
+    const double best = (lowest - mean) / scale;
 
-    const std::vector<ConfigIndex> pool = candidates(points.front().second);
-    // All candidates at once: one triangular solve with many right-hand sides is far faster
-    // than one solve per candidate.
-    const auto m = static_cast<Eigen::Index>(pool.size());
-    Eigen::MatrixXd kstar(n, m);
-    for (Eigen::Index j = 0; j < m; ++j) {
-      const Eigen::VectorXd xc = features(pool[static_cast<std::size_t>(j)]);
-      for (Eigen::Index i = 0; i < n; ++i) kstar(i, j) = kernel(xc, x[static_cast<std::size_t>(i)]);
-    }
-    const Eigen::VectorXd mu = kstar.transpose() * weights;
-    cholesky.matrixL().solveInPlace(kstar);
-    const Eigen::VectorXd explained = kstar.colwise().squaredNorm().transpose();
-    ConfigIndex choice = pool.front();
+    // Mean at c: k(X, c)^T K^-1 y = v . L^-1 y, L^-1 y = (ok + failed x failure - mean x one) / scale.
+    ConfigIndex choice = 0;
     double choice_ei = -1;
-    for (Eigen::Index j = 0; j < m; ++j) {
-      const double sigma = std::sqrt(std::max(0.0, 1.0 - explained[j]));
-      const double ei = expected_improvement(best - options_.xi - mu[j], sigma);
+    for (ConfigIndex c : candidates(fastest_.second)) {
+      const Kept& k = scored(slot_for(c));
+      const double mu = (k.ok + failed * k.failed - mean * k.one) / scale;
+      const double sigma = std::sqrt(std::max(0.0, 1.0 - k.explained));
+      const double ei = expected_improvement(best - options_.xi - mu, sigma);
       if (ei > choice_ei) {  // strict: ties keep the lower index
-        choice = pool[static_cast<std::size_t>(j)];
+        choice = c;
         choice_ei = ei;
       }
     }
     return choice;
+  }
+
+  // Untested candidates, ascending: every one in a small space, else a random subset; plus the
+  // untested Hamming neighbours of the fastest configuration, where improvement is most likely.
+  const std::vector<ConfigIndex>& candidates(ConfigIndex best) {
+    ++draw_;
+    drawn_.clear();
+    pool_.clear();
+    if (space_->size() <= 4 * options_.candidates) {
+      for (ConfigIndex c = 0; c < space_->size(); ++c) {
+        if (!memory_.seen(c)) pool_.push_back(c);
+      }
+    } else {
+      for (std::uint64_t attempt = 0;
+           attempt < 4 * options_.candidates && pool_.size() < options_.candidates; ++attempt) {
+        const ConfigIndex c = space_->sample(random_.engine());
+        if (!memory_.seen(c) && newly_drawn(c)) pool_.push_back(c);
+      }
+    }
+    for (ConfigIndex c : space_->neighbours(best)) {
+      if (!memory_.seen(c)) pool_.push_back(c);
+    }
+    if (pool_.empty()) pool_.push_back(*memory_.random_unseen(*space_, random_));
+    std::sort(pool_.begin(), pool_.end());
+    pool_.erase(std::unique(pool_.begin(), pool_.end()), pool_.end());
+    return pool_;
   }
 
   // E[max(0, gain)] for a Gaussian gain with mean `gain` and standard deviation `sigma`.
@@ -205,10 +540,31 @@ class BayesSearcher final : public Searcher {
   search::Random random_;
   BayesOptions options_;
   const Space* space_ = nullptr;
+  std::size_t dims_ = 0;
   search::Memory memory_;
   std::vector<ConfigIndex> initial_;
   std::size_t next_initial_ = 0;
   std::vector<std::pair<double, ConfigIndex>> measured_;  // (cost, configuration), as observed
+  std::pair<double, ConfigIndex> fastest_;                // the least of measured_
+  double slowest_ok_ = 0;                                 // the slowest successful cost
+
+  std::unique_ptr<IncrementalCholesky> model_;
+  std::vector<std::pair<double, ConfigIndex>> model_points_;  // in the model's order
+  Targets targets_;
+  std::size_t modelled_ = 0;      // measured_[0 .. modelled_) have been offered to the model
+  std::uint64_t generation_ = 0;  // bumped by every refit, when all kept v go stale
+
+  std::vector<Dense> dense_;  // per configuration, in spaces up to kDenseUpTo
+  std::unordered_map<ConfigIndex, std::uint32_t> sparse_;  // configuration -> slot, in larger ones
+  std::unordered_set<ConfigIndex> drawn_;                  // drawn for this choice, in larger ones
+  std::uint32_t draw_ = 0;
+  std::vector<Kept> kept_;
+  std::vector<double> kept_x_;    // the features of kept_[s] at s x dims
+  std::size_t kept_doubles_ = 0;  // in kept_[*].v
+
+  std::vector<ConfigIndex> pool_;       // candidates of the current choice
+  std::vector<std::uint32_t> indices_;  // scratch
+  std::vector<double> x_, v_;           // scratch
 };
 
 }  // namespace
