@@ -49,9 +49,9 @@ struct BayesOptions {
 };
 
 // a . b with eight running sums: several times the throughput of one sum and, unlike letting
-// the compiler reassociate, the same result on every machine. Where the processor has AVX2
-// the same sums go four to a register instead of two (no fused multiply-add: that would
-// round differently).
+// the compiler reassociate, a result that does not depend on the x86-64 processor: where it
+// has AVX2 the same sums go four to a register instead of two (without fused multiply-adds,
+// which would round differently).
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 __attribute__((target_clones("avx2", "default")))
 #endif
@@ -66,9 +66,10 @@ double dot(const double* a, const double* b, std::size_t n) {
 }
 
 // exp(x) for x <= 0 (below -708 it gives exp(-708), not 0), within an ulp: exp(r) by its
-// Taylor series on |r| <= ln 2 / 2 times 2^k. Plain IEEE arithmetic, two at a time where SSE2
-// is, one at a time in the same steps elsewhere: the same results on every machine, unlike
-// libm's, and several times as fast as two calls of it.
+// Taylor series on |r| <= ln 2 / 2 times 2^k. Plain IEEE arithmetic, two at a time with SSE2
+// and one at a time in the same steps without: about twice as fast as libm's exp, and unlike
+// it (which takes a fused multiply-add variant where the processor has one) the same on every
+// x86-64 processor.
 #if defined(__SSE2__)
 inline __m128d exp_nonpositive(__m128d x) {
   x = _mm_max_pd(x, _mm_set1_pd(-708.0));
