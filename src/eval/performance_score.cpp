@@ -249,9 +249,7 @@ SpaceTestCosts space_test_costs(const Recording& recording, const CostModel& cos
                       (failed.empty() ? 0 : static_cast<double>(failed.size()) / tests * mean(failed));
   std::vector<double> all = valid;
   all.insert(all.end(), failed.begin(), failed.end());
-  std::sort(all.begin(), all.end());
-  const std::size_t n = all.size();
-  costs.median_ms = n % 2 == 1 ? all[n / 2] : (all[n / 2 - 1] + all[n / 2]) / 2;
+  costs.median_ms = median_of(std::move(all));
   return costs;
 }
 

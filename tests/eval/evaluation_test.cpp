@@ -171,35 +171,8 @@ TEST(Evaluation, ProfilingIsCostedPerPass) {
   EXPECT_DOUBLE_EQ(test_cost_ms(recording, 2, plain, cost), 180.2);
 }
 
-TEST(Evaluation, ProfilingCostsWhatItTookWhenItWasRecorded) {
-  ImportedRecording imported;
-  imported.device = "Hand-made GPU";
-  imported.kernel = "two";
-  imported.parameters = {{"X", {1, 2}}};
-  for (int x = 1; x <= 2; ++x) {
-    Result result;
-    result.configuration = {{"X", x}};
-    result.compile_ms = 100;
-    result.status = Status::Ok;
-    result.time = TimingStats::from_samples({4.0});
-    if (x == 1) {  // profiled when recorded: 5 passes took 700 ms (a SASS-patched pass is slow)
-      result.profiling_passes = 5;
-      result.profiling_ms = 700;
-      result.counters["smsp__inst_executed.sum"] = 1e6;
-    }
-    imported.results.push_back(result);
-  }
-  Recording recording = Recording::from_import(imported);
-  MeasureRequest profiled;
-  profiled.counters = true;
-  const CostModel cost;
-  const ConfigIndex measured = recording.space().index_of_key("X=1");
-  const ConfigIndex modelled = recording.space().index_of_key("X=2");
-  EXPECT_DOUBLE_EQ(test_cost_ms(recording, measured, profiled, cost), 100 + 0.2 + 4 + 700);
-  EXPECT_DOUBLE_EQ(test_cost_ms(recording, modelled, profiled, cost), 100 + 0.2 + 4 + 5 * (4 + 12.5));
-}
-
-// One result of a hand-made two-configuration recording, X = 1 or 2.
+// A hand-made two-configuration recording, X = 1 or 2: three timed launches each, and
+// whatever `fill` adds.
 Recording two_configurations(const std::function<void(Result&)>& fill) {
   ImportedRecording imported;
   imported.device = "Hand-made GPU";
@@ -214,6 +187,26 @@ Recording two_configurations(const std::function<void(Result&)>& fill) {
     imported.results.push_back(result);
   }
   return Recording::from_import(imported);
+}
+
+TEST(Evaluation, ProfilingCostsWhatItTookWhenItWasRecorded) {
+  Recording recording = two_configurations([](Result& result) {
+    result.compile_ms = 100;
+    result.time = TimingStats::from_samples({4.0});
+    if (result.configuration[0].second == Value(1)) {
+      // Profiled when recorded: 5 passes took 700 ms (a SASS-patched pass is slow).
+      result.profiling_passes = 5;
+      result.profiling_ms = 700;
+      result.counters["smsp__inst_executed.sum"] = 1e6;
+    }
+  });
+  MeasureRequest profiled;
+  profiled.counters = true;
+  const CostModel cost;
+  const ConfigIndex measured = recording.space().index_of_key("X=1");
+  const ConfigIndex modelled = recording.space().index_of_key("X=2");
+  EXPECT_DOUBLE_EQ(test_cost_ms(recording, measured, profiled, cost), 100 + 0.2 + 4 + 700);
+  EXPECT_DOUBLE_EQ(test_cost_ms(recording, modelled, profiled, cost), 100 + 0.2 + 4 + 5 * (4 + 12.5));
 }
 
 TEST(Evaluation, ATestCostsEverythingItsRecordingHolds) {
