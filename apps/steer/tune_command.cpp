@@ -181,7 +181,9 @@ int run_tune(const TuneArgs& args) {
   }
   // The spec's "compute_bound" is the user's declaration the expert system reads (method.md
   // §4: inst_reaction 0.5 instead of 0.7); an explicit --set compute_bound=... wins.
-  if (args.searcher == "profile-based" && spec.kernel && spec.kernel->compute_bound &&
+  const bool reads_compute_bound = args.searcher == "profile-based" || args.searcher == "guided" ||
+                                   (args.searcher == "default" && !args.model.empty());
+  if (reads_compute_bound && spec.kernel && spec.kernel->compute_bound &&
       !searcher_options.settings.contains("compute_bound")) {
     searcher_options.settings["compute_bound"] = "true";
   }

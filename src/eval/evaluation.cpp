@@ -198,8 +198,11 @@ Evaluation evaluate(const Recording& recording, const std::vector<std::string>& 
                             recording.present_count()));
   }
   if (searchers.empty()) throw Error("no searcher to evaluate");
-  for (const std::string& name : searchers) {  // unknown names fail here, before any run, listing the known
-    make_searcher(name, SearcherOptions{.seed = options.seed, .model_path = options.model_path, .settings = {}});
+  // Unknown names and bad settings fail here, before any run (names listing the known ones).
+  for (const std::string& name : searchers) {
+    make_searcher(name, SearcherOptions{.seed = options.seed,
+                                        .model_path = options.model_path,
+                                        .settings = settings_for(name, options.settings)});
   }
 
   Evaluation evaluation;

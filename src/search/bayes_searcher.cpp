@@ -4,6 +4,10 @@
 // neighbours of the fastest so far. Sequential, like Kernel Tuner's bayes_opt: every choice
 // waits for the previous result.
 //
+// `guided`, Steer's counter-guided searcher, is this searcher with other features: the
+// counters a model predicts for every configuration (and, given a source recording, its
+// runtimes), with the parameters at a small weight; docs/searchers.md says why.
+//
 // Cost: the model is updated, not refitted. The Cholesky factor L of its n x n kernel matrix
 // gains a row per measurement, O(n^2) where a refit is O(n^3). A candidate's variance needs
 // v = L^-1 k(X, c): v is kept from the last time the candidate was scored and extended by the
@@ -16,6 +20,7 @@
 // choice refits and solves its candidates afresh, O(n^3 + candidates x n^2).
 #include <algorithm>
 #include <bit>
+#include <fmt/format.h>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -30,7 +35,11 @@
 #endif
 
 #include "search/latin_hypercube.hpp"
+#include "search/file_cache.hpp"
+#include "search/profile_scoring.hpp"
 #include "search/search_support.hpp"
+#include "search/source_recording.hpp"
+#include "steer/model.hpp"
 #include "steer/searcher.hpp"
 
 namespace steer {
@@ -46,6 +55,26 @@ struct BayesOptions {
   Covariance covariance = Covariance::Matern32;  // KT's covariancekernel
   double lengthscale = 1.5;                      // KT's covariancelengthscale, in scaled units
   double xi = 0.01;                              // expected improvement's exploration margin
+  // With a counter model: its predicted counters of every configuration join the features.
+  std::shared_ptr<const CounterModel> counter_model;
+  double counter_weight = 1.0;    // a counter's feature range relative to a parameter's
+  double parameter_weight = 1.0;  // a parameter's feature range (0: the predicted counters alone)
+  // With a source recording (another GPU's or input's): its fastest configurations are
+  // tested first, and its runtimes are a feature.
+  std::shared_ptr<const Recording> source;
+  std::uint64_t source_first = 1;  // the source's fastest tested before the initial samples
+  double source_weight = 1.0;      // the source runtime feature's range relative to a parameter's
+  // With reaction_draws > 0 (and a model): the first test is profiled, and the expert
+  // system's reaction to its bottlenecks draws that many of the initial samples (eq. 12, 13).
+  std::uint64_t reaction_draws = 0;
+  // Relevance: at 8, 16, 32, ... measurements each counter feature is weighted by how well it
+  // ranks the runtimes so far (|Spearman's rho|, relative to the best counter's), and the
+  // model is refitted: of 20-odd counters, a few decide a kernel's runtime.
+  bool relevance = false;
+  ExpertOptions expert;
+  std::optional<DeviceFacts> device;  // the tuned GPU; default: the known facts of the result's
+  search::Normalisation normalisation;
+  std::string name = "bayes";
 };
 
 // a . b with eight running sums: several times the throughput of one sum and, unlike letting
@@ -235,14 +264,39 @@ class IncrementalCholesky {
 class BayesSearcher final : public Searcher {
  public:
   BayesSearcher(std::uint64_t seed, BayesOptions options) : random_(seed), options_(options) {}
-  std::string name() const override { return "bayes"; }
+  std::string name() const override { return options_.name; }
 
   void start(const Space& space) override {
     space_ = &space;
-    dims_ = space.parameters().size();
+    parameter_dims_ = options_.parameter_weight > 0 ? space.parameters().size() : 0;
+    counter_features_.clear();
+    predicted_ = {};
+    awaiting_profile_.reset();
+    if (options_.counter_model) {
+      predicted_ = options_.counter_model->predict(space);
+      counter_features_ = counter_features(predicted_);
+    }
+    std::vector<ConfigIndex> first;
+    if (options_.source) {
+      const std::vector<std::pair<double, ConfigIndex>> order = search::source_order(space, *options_.source);
+      for (std::size_t i = 0; i < order.size() && first.size() < options_.source_first; ++i) {
+        first.push_back(order[i].second);
+      }
+      if (options_.source_weight > 0) counter_features_.push_back(source_feature(order, space.size()));
+    }
+    dims_ = parameter_dims_ + counter_features_.size();
+    relevance_.assign(counter_features_.size(), 1.0f);
+    relevance_at_ = 0;
+    if (dims_ == 0) throw Error(fmt::format("searcher '{}': no features: the model predicts no counter that varies", options_.name));
     memory_.reset(space.size());
     initial_ = options_.latin_hypercube ? search::latin_hypercube(space, options_.initial_samples, random_)
                                         : space.sample(random_.engine(), options_.initial_samples);
+    if (!first.empty()) {
+      for (ConfigIndex c : initial_) {
+        if (std::find(first.begin(), first.end(), c) == first.end()) first.push_back(c);
+      }
+      initial_ = std::move(first);
+    }
     next_initial_ = 0;
     measured_.clear();
     fastest_ = {std::numeric_limits<double>::infinity(), std::numeric_limits<ConfigIndex>::max()};
@@ -258,7 +312,20 @@ class BayesSearcher final : public Searcher {
 
   std::vector<Proposal> propose(std::size_t max) override {
     std::vector<Proposal> out;
+    if (awaiting_profile_) return out;  // its reaction draws the next samples
+    if (max > 0 && next_initial_ == 0 && !initial_.empty() && options_.reaction_draws > 0 && options_.counter_model) {
+      awaiting_profile_ = initial_[next_initial_++];
+      memory_.propose(*awaiting_profile_);
+      Proposal profiled{*awaiting_profile_, {}};
+      profiled.measure.counters = true;
+      out.push_back(profiled);
+      return out;
+    }
     while (out.size() < max && next_initial_ < initial_.size()) {
+      if (memory_.seen(initial_[next_initial_])) {  // drawn by the reaction as well
+        ++next_initial_;
+        continue;
+      }
       memory_.propose(initial_[next_initial_]);
       out.push_back({initial_[next_initial_++], {}});
     }
@@ -275,6 +342,10 @@ class BayesSearcher final : public Searcher {
     measured_.emplace_back(cost, result.config_index);
     fastest_ = std::min(fastest_, measured_.back());
     if (std::isfinite(cost)) slowest_ok_ = std::max(slowest_ok_, cost);
+    if (awaiting_profile_ && *awaiting_profile_ == result.config_index) {
+      awaiting_profile_.reset();
+      draw_by_reaction(result);
+    }
   }
 
  private:
@@ -307,13 +378,132 @@ class BayesSearcher final : public Searcher {
   };
 
   void features(ConfigIndex c, double* x) {
-    const auto& parameters = space_->parameters();
-    indices_.resize(dims_);
-    space_->value_indices(c, indices_);
-    for (std::size_t p = 0; p < dims_; ++p) {
-      const auto last = static_cast<double>(parameters[p].values.size() - 1);
-      x[p] = last > 0 ? indices_[p] / last / options_.lengthscale : 0.0;
+    if (parameter_dims_ > 0) {
+      const auto& parameters = space_->parameters();
+      indices_.resize(parameter_dims_);
+      space_->value_indices(c, indices_);
+      for (std::size_t p = 0; p < parameter_dims_; ++p) {
+        const auto last = static_cast<double>(parameters[p].values.size() - 1);
+        x[p] = last > 0 ? indices_[p] / last * options_.parameter_weight / options_.lengthscale : 0.0;
+      }
     }
+    // Over sqrt(features): a kernel's counters are many and move together (twice the loads,
+    // twice the instructions), so the counters' distances keep one scale however many there are.
+    const double scale = options_.counter_weight / options_.lengthscale /
+                         std::sqrt(static_cast<double>(std::max<std::size_t>(1, counter_features_.size())));
+    for (std::size_t k = 0; k < counter_features_.size(); ++k) {
+      x[parameter_dims_ + k] = counter_features_[k][c] * scale * relevance_[k];
+    }
+  }
+
+  // Each predicted counter that varies over the space, as log(1 + value) scaled to [0, 1]:
+  // counters span orders of magnitude, and it is their ratios that say how configurations
+  // differ (twice the memory traffic, half the occupancy).
+  void weigh_relevance() {
+    const std::size_t n = measured_.size();
+    if (n < 8 || (n & (n - 1)) != 0 || n > options_.max_points || n == relevance_at_) return;
+    relevance_at_ = n;
+    std::vector<std::pair<double, ConfigIndex>> ok;
+    for (const auto& point : measured_) {
+      if (std::isfinite(point.first)) ok.push_back(point);
+    }
+    if (ok.size() < 4) return;
+    const std::vector<double> cost_rank = ranks(ok, [](const auto& p) { return p.first; });
+    double strongest = 0;
+    std::vector<double> rho(counter_features_.size());
+    for (std::size_t k = 0; k < counter_features_.size(); ++k) {
+      const std::vector<double> feature_rank = ranks(ok, [&](const auto& p) { return double{counter_features_[k][p.second]}; });
+      rho[k] = std::abs(correlation(cost_rank, feature_rank));
+      strongest = std::max(strongest, rho[k]);
+    }
+    if (!(strongest > 0)) return;
+    for (std::size_t k = 0; k < rho.size(); ++k) relevance_[k] = static_cast<float>(rho[k] / strongest);
+    forget_all();
+    refit(measured_, kFirstNugget);
+    modelled_ = measured_.size();
+  }
+
+  // Ranks (ties: mean rank) of key(item) over items.
+  template <typename Key>
+  static std::vector<double> ranks(const std::vector<std::pair<double, ConfigIndex>>& items, Key key) {
+    std::vector<std::size_t> order(items.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(items[a]) < key(items[b]); });
+    std::vector<double> out(items.size());
+    for (std::size_t i = 0; i < order.size();) {
+      std::size_t j = i;
+      while (j + 1 < order.size() && key(items[order[j + 1]]) == key(items[order[i]])) ++j;
+      for (std::size_t k = i; k <= j; ++k) out[order[k]] = 0.5 * static_cast<double>(i + j);
+      i = j + 1;
+    }
+    return out;
+  }
+  static double correlation(const std::vector<double>& a, const std::vector<double>& b) {
+    const double n = static_cast<double>(a.size());
+    double ma = 0, mb = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) ma += a[i], mb += b[i];
+    ma /= n;
+    mb /= n;
+    double ab = 0, aa = 0, bb = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      ab += (a[i] - ma) * (b[i] - mb);
+      aa += (a[i] - ma) * (a[i] - ma);
+      bb += (b[i] - mb) * (b[i] - mb);
+    }
+    return aa > 0 && bb > 0 ? ab / std::sqrt(aa * bb) : 0.0;
+  }
+
+  // The reaction to the profiled first test draws the next initial samples, in place of as
+  // many Latin hypercube points; with nothing to analyse, the hypercube stays.
+  void draw_by_reaction(const Result& profiled) {
+    const std::optional<CounterValues> reaction = search::reaction_to(
+        profiled, predicted_, *options_.counter_model, options_.device, options_.expert, true);
+    if (!reaction) return;
+    const std::vector<search::ReactionTerm> terms = search::reaction_terms(*reaction, predicted_);
+    if (terms.empty()) return;
+    std::vector<float> scores(space_->size()), weights(space_->size());
+    std::vector<std::uint8_t> explored(space_->size(), 0);
+    for (ConfigIndex c = 0; c < space_->size(); ++c) explored[c] = memory_.seen(c) ? 1 : 0;
+    search::score_configurations(terms, profiled.config_index, scores);
+    const double total = search::normalise_scores(scores, explored, options_.normalisation, weights);
+    if (!(total > 0)) return;
+    std::vector<ConfigIndex> drawn;
+    for (std::uint64_t c : search::weighted_draws(weights, total, options_.reaction_draws, random_)) drawn.push_back(c);
+    std::vector<ConfigIndex> rest(initial_.begin() + static_cast<std::ptrdiff_t>(next_initial_), initial_.end());
+    initial_.resize(next_initial_);
+    initial_.insert(initial_.end(), drawn.begin(), drawn.end());
+    const std::size_t keep = rest.size() > drawn.size() ? rest.size() - drawn.size() : 0;
+    initial_.insert(initial_.end(), rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(keep));
+  }
+
+  // The source's runtime of each configuration as log(runtime) scaled to [0, 1], weighted;
+  // configurations the source lacks sit at the middle.
+  std::vector<float> source_feature(const std::vector<std::pair<double, ConfigIndex>>& order, std::uint64_t size) const {
+    std::vector<float> out(size, 0.5f);
+    if (order.empty()) return out;
+    const double low = std::log(order.front().first), high = std::log(order.back().first);
+    const double weight = options_.source_weight / std::max(options_.counter_weight, 1e-9);  // features() applies counter_weight
+    for (const auto& [runtime, c] : order) {
+      out[c] = static_cast<float>(high > low ? weight * (std::log(runtime) - low) / (high - low) : 0.0);
+    }
+    return out;
+  }
+
+  static std::vector<std::vector<float>> counter_features(const PredictedCounters& predicted) {
+    std::vector<std::vector<float>> out;
+    for (const std::vector<float>& values : predicted.values) {
+      float low = INFINITY, high = -INFINITY;
+      std::vector<float> logs(values.size());
+      for (std::size_t c = 0; c < values.size(); ++c) {
+        logs[c] = std::log1p(std::max(0.0f, values[c]));
+        low = std::min(low, logs[c]);
+        high = std::max(high, logs[c]);
+      }
+      if (!(high - low > 1e-6f)) continue;
+      for (float& v : logs) v = (v - low) / (high - low);
+      out.push_back(std::move(logs));
+    }
+    return out;
   }
 
   std::uint32_t& slot_of(ConfigIndex c) {
@@ -467,6 +657,7 @@ class BayesSearcher final : public Searcher {
 
   ConfigIndex most_promising() {
     if (kept_doubles_ > kKeptLimit) forget_all();
+    if (options_.relevance && !counter_features_.empty()) weigh_relevance();
     update_model();
 
     // Standardised targets: the kernel has unit variance. Failures take the slowest
@@ -541,6 +732,12 @@ class BayesSearcher final : public Searcher {
   search::Random random_;
   BayesOptions options_;
   const Space* space_ = nullptr;
+  std::size_t parameter_dims_ = 0;
+  PredictedCounters predicted_;                // with a counter model
+  std::vector<float> relevance_;               // per counter feature, in [0, 1]
+  std::size_t relevance_at_ = 0;               // measurements when it was last weighed
+  std::optional<ConfigIndex> awaiting_profile_;  // the profiled first test, until it is observed
+  std::vector<std::vector<float>> counter_features_;  // [counter][ConfigIndex], in [0, 1]
   std::size_t dims_ = 0;
   search::Memory memory_;
   std::vector<ConfigIndex> initial_;
@@ -570,9 +767,10 @@ class BayesSearcher final : public Searcher {
 
 }  // namespace
 
-std::unique_ptr<Searcher> make_bayes_searcher(const SearcherOptions& options) {
-  search::Settings settings("bayes", options.settings);
-  BayesOptions bayes;
+namespace {
+
+std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOptions bayes, bool with_model) {
+  search::Settings settings(bayes.name, options.settings);
   bayes.initial_samples = settings.integer("popsize", bayes.initial_samples, 1, 1'000'000);
   bayes.latin_hypercube = settings.choice("samplingmethod", "lhs", {"lhs", "random"}) == "lhs";
   bayes.candidates = settings.integer("candidates", bayes.candidates, 1, 10'000'000);
@@ -584,8 +782,44 @@ std::unique_ptr<Searcher> make_bayes_searcher(const SearcherOptions& options) {
                                                 : Covariance::Rbf;
   bayes.lengthscale = settings.number("covariancelengthscale", bayes.lengthscale, 1e-6, 1e6);
   bayes.xi = settings.number("xi", bayes.xi, 0, 1e6);
+  bayes.counter_weight = settings.number("counter_weight", bayes.counter_weight, 0, 1e6);
+  bayes.parameter_weight = settings.number("parameter_weight", bayes.parameter_weight, 0, 1e6);
+  std::string source;
+  if (with_model) {
+    source = settings.text("source");
+    bayes.source_first = settings.integer("source_first", bayes.source_first, 0, 1'000'000);
+    bayes.source_weight = settings.number("source_weight", bayes.source_weight, 0, 1e6);
+    bayes.reaction_draws = settings.integer("reaction_draws", bayes.reaction_draws, 0, 1'000'000);
+    bayes.expert.compute_bound = settings.flag("compute_bound", false);
+    bayes.relevance = settings.flag("relevance", bayes.relevance);
+  }
   settings.finish();
+  if (!source.empty()) bayes.source = search::load_source_cached(source);
+  if (with_model) bayes.counter_model = search::load_model_cached(options.model_path);
   return std::make_unique<BayesSearcher>(options.seed, bayes);
+}
+
+}  // namespace
+
+std::unique_ptr<Searcher> make_bayes_searcher(const SearcherOptions& options) {
+  return make_bayes(options, BayesOptions{}, false);
+}
+
+// The counter-guided searcher: Bayesian optimisation whose features include the counters a
+// model (trained on another GPU or input) predicts for every configuration.
+std::unique_ptr<Searcher> make_guided_searcher(const SearcherOptions& options) {
+  if (options.model_path.empty()) {
+    throw Error("searcher 'guided' needs a counter model: --model FILE (train one with `steer model train`, docs/models.md)");
+  }
+  // Chosen by cross-validation over the recordings with counters (docs/searchers.md).
+  BayesOptions guided;
+  guided.name = "guided";
+  guided.initial_samples = 4;
+  guided.parameter_weight = 0.1;
+  guided.counter_weight = 2.5;
+  guided.source_weight = 0.3;
+  guided.lengthscale = 3;
+  return make_bayes(options, guided, true);
 }
 
 }  // namespace steer

@@ -279,12 +279,4 @@ std::unique_ptr<Searcher> make_genetic_searcher(const SearcherOptions& options) 
   return make_genetic(options, GeneticOptions{});
 }
 
-// Steer's default: the searcher and settings with the highest performance score held out
-// in cross-validation over spaces (docs/searchers.md "The default searcher").
-std::unique_ptr<Searcher> make_default_searcher(const SearcherOptions& options) {
-  GeneticOptions defaults;
-  defaults.name = "default";
-  return make_genetic(options, defaults);
-}
-
 }  // namespace steer

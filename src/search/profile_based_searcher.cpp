@@ -15,12 +15,11 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
-#include <filesystem>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 
+#include "search/file_cache.hpp"
 #include "search/profile_scoring.hpp"
 #include "search/search_support.hpp"
 #include "steer/expert.hpp"
@@ -38,36 +37,6 @@ struct ProfileBasedOptions {
   bool predicted_analysis = true;     // analyse predicted counters when a profiled test returns none
   search::ZeroPredictions zeros = search::ZeroPredictions::Drop;
 };
-
-// Models are read once per process and file version: a simulation builds a searcher per run.
-std::shared_ptr<const CounterModel> load_model_cached(const std::string& path) {
-  static std::mutex mutex;
-  static std::map<std::string, std::pair<std::filesystem::file_time_type, std::shared_ptr<const CounterModel>>> cache;
-  std::error_code error;
-  const auto stamp = std::filesystem::last_write_time(path, error);
-  std::lock_guard lock(mutex);
-  auto found = cache.find(path);
-  if (!error && found != cache.end() && found->second.first == stamp) return found->second.second;
-  auto model = std::make_shared<const CounterModel>(CounterModel::load(path));
-  if (!error) cache[path] = {stamp, model};
-  return model;
-}
-
-// The canonical counters of a profiled test and the family they follow, or nullopt when it
-// carries no hardware counters ("threads" alone is not a measurement). Backends may report
-// canonical names already (then `fallback_family`, the tuned GPU's, applies).
-std::optional<std::pair<CounterValues, CounterFamily>> measured_counters(const Result& result,
-                                                                       CounterFamily fallback_family) {
-  if (auto family = detect_counter_family(result.counters)) {
-    return std::pair{canonical_counters(result.counters, *family).values, *family};
-  }
-  for (std::string_view needed : expert_input_counters()) {
-    if (needed != abbr::THREADS && result.counters.contains(std::string(needed))) {
-      return std::pair{result.counters, fallback_family};
-    }
-  }
-  return std::nullopt;
-}
 
 class ProfileBasedSearcher final : public Searcher {
  public:
@@ -144,41 +113,8 @@ class ProfileBasedSearcher final : public Searcher {
  private:
   void mark_explored(ConfigIndex c) { explored_[c] = 1; }
 
-  // The reaction PC' to the bottlenecks of a profiled test, or nullopt when there is nothing
-  // to analyse (a failed test; no counters and no predicted stand-in).
   std::optional<CounterValues> analyse(const Result& result) {
-    if (!result.ok()) return std::nullopt;
-    const CounterFamily reported = options_.device ? options_.device->family : CounterFamily::VoltaPlus;
-    if (auto measured = measured_counters(result, reported)) {
-      DeviceFacts facts = tuned_device(result);
-      facts.family = measured->second;
-      return required_counter_changes(analyse_bottlenecks(measured->first, facts, options_.expert), options_.expert);
-    }
-    // A recording with times only (or a profiler that returned nothing): the model's
-    // predictions for this configuration stand in, read with the facts of the model's GPU.
-    if (!options_.predicted_analysis || !model_->provenance().device_facts) return std::nullopt;
-    CounterValues predicted;
-    for (std::size_t k = 0; k < predicted_.counters.size(); ++k) {
-      predicted[predicted_.counters[k]] = predicted_.values[k][result.config_index];
-    }
-    if (auto threads = result.counters.find(std::string(abbr::THREADS)); threads != result.counters.end()) {
-      predicted[std::string(abbr::THREADS)] = threads->second;  // measured, so better than predicted
-    }
-    try {
-      return required_counter_changes(
-          analyse_bottlenecks(predicted, *model_->provenance().device_facts, options_.expert), options_.expert);
-    } catch (const CounterError&) {
-      return std::nullopt;  // the model does not predict every input of the analysis
-    }
-  }
-
-  DeviceFacts tuned_device(const Result& result) const {
-    if (options_.device) return *options_.device;
-    if (auto known = known_device_facts(result.device)) return *known;
-    throw Error(fmt::format(
-        "searcher 'profile-based': the GPU '{}' is not in the table of known GPUs; give its facts with "
-        "--set sm_count=N --set compute_capability=MAJOR.MINOR",
-        result.device));
+    return search::reaction_to(result, predicted_, *model_, options_.device, options_.expert, options_.predicted_analysis);
   }
 
   // Scores every configuration against the current base (eq. 12, 13) and queues n draws; with
@@ -312,7 +248,7 @@ std::unique_ptr<Searcher> make_profile_based_searcher(const SearcherOptions& opt
         "searcher 'profile-based' needs a counter model: --model FILE (train one with `steer model train`, "
         "docs/models.md)");
   }
-  return std::make_unique<ProfileBasedSearcher>(options.seed, load_model_cached(options.model_path), profile);
+  return std::make_unique<ProfileBasedSearcher>(options.seed, search::load_model_cached(options.model_path), profile);
 }
 
 }  // namespace steer

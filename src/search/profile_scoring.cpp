@@ -6,6 +6,10 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
+#include "steer/error.hpp"
+
 namespace steer::search {
 
 std::vector<ReactionTerm> reaction_terms(const CounterValues& reaction, const PredictedCounters& predicted) {
@@ -110,6 +114,62 @@ std::vector<std::uint64_t> weighted_draws(std::span<float> weights, double total
     weights[chosen] = 0;
   }
   return drawn;
+}
+
+namespace {
+
+// The canonical counters of a profiled test and the family they follow, or nullopt when it
+// carries no hardware counters ("threads" alone is not a measurement). Backends may report
+// canonical names already (then `fallback_family`, the tuned GPU's, applies).
+std::optional<std::pair<CounterValues, CounterFamily>> measured_counters(const Result& result,
+                                                                       CounterFamily fallback_family) {
+  if (auto family = detect_counter_family(result.counters)) {
+    return std::pair{canonical_counters(result.counters, *family).values, *family};
+  }
+  for (std::string_view needed : expert_input_counters()) {
+    if (needed != abbr::THREADS && result.counters.contains(std::string(needed))) {
+      return std::pair{result.counters, fallback_family};
+    }
+  }
+  return std::nullopt;
+}
+
+DeviceFacts tuned_device(const Result& result, const std::optional<DeviceFacts>& device) {
+  if (device) return *device;
+  if (auto known = known_device_facts(result.device)) return *known;
+  throw Error(fmt::format(
+      "the GPU '{}' is not in the table of known GPUs; give its facts with --set sm_count=N --set "
+      "compute_capability=MAJOR.MINOR",
+      result.device));
+}
+
+}  // namespace
+
+std::optional<CounterValues> reaction_to(const Result& result, const PredictedCounters& predicted,
+                                         const CounterModel& model, const std::optional<DeviceFacts>& device,
+                                         const ExpertOptions& expert, bool predicted_analysis) {
+  if (!result.ok()) return std::nullopt;
+  const CounterFamily reported = device ? device->family : CounterFamily::VoltaPlus;
+  if (auto measured = measured_counters(result, reported)) {
+    DeviceFacts facts = tuned_device(result, device);
+    facts.family = measured->second;
+    return required_counter_changes(analyse_bottlenecks(measured->first, facts, expert), expert);
+  }
+  // A recording with times only (or a profiler that returned nothing): the model's
+  // predictions for this configuration stand in, read with the facts of the model's GPU.
+  if (!predicted_analysis || !model.provenance().device_facts) return std::nullopt;
+  CounterValues values;
+  for (std::size_t k = 0; k < predicted.counters.size(); ++k) {
+    values[predicted.counters[k]] = predicted.values[k][result.config_index];
+  }
+  if (auto threads = result.counters.find(std::string(abbr::THREADS)); threads != result.counters.end()) {
+    values[std::string(abbr::THREADS)] = threads->second;  // measured, so better than predicted
+  }
+  try {
+    return required_counter_changes(analyse_bottlenecks(values, *model.provenance().device_facts, expert), expert);
+  } catch (const CounterError&) {
+    return std::nullopt;  // the model does not predict every input of the analysis
+  }
 }
 
 }  // namespace steer::search

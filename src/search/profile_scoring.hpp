@@ -4,13 +4,17 @@
 // eq. 12 (how far each configuration moves the predicted counters the way the reaction
 // asks), eq. 13 (scores to selection weights) and the weighted draw without replacement.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
 
 #include "search/search_support.hpp"
 #include "steer/counters.hpp"
+#include "steer/device.hpp"
+#include "steer/expert.hpp"
 #include "steer/model.hpp"
+#include "steer/result.hpp"
 
 namespace steer::search {
 
@@ -53,5 +57,15 @@ double normalise_scores(std::span<const float> scores, std::span<const std::uint
 // Up to `count` configurations drawn with probability proportional to `weights`, without
 // replacement (a drawn configuration's weight becomes 0). `total` is the sum of the weights.
 std::vector<std::uint64_t> weighted_draws(std::span<float> weights, double total, std::size_t count, Random& random);
+
+// The reaction PC' (method.md §5) to the bottlenecks of a profiled test: from its measured
+// counters, read with the facts of `device` (default: the known facts of the GPU the result
+// names; an unknown GPU is an Error saying how to give them); when the test carries no
+// hardware counters and `predicted_analysis`, from the model's predictions for it, read with
+// the facts of the model's GPU. nullopt when there is nothing to analyse (a failed test; no
+// counters and no usable prediction).
+std::optional<CounterValues> reaction_to(const Result& result, const PredictedCounters& predicted,
+                                         const CounterModel& model, const std::optional<DeviceFacts>& device,
+                                         const ExpertOptions& expert, bool predicted_analysis);
 
 }  // namespace steer::search

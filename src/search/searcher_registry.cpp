@@ -16,6 +16,8 @@ std::unique_ptr<Searcher> make_ils_searcher(const SearcherOptions&);
 std::unique_ptr<Searcher> make_genetic_searcher(const SearcherOptions&);
 std::unique_ptr<Searcher> make_starchart_searcher(const SearcherOptions&);
 std::unique_ptr<Searcher> make_bayes_searcher(const SearcherOptions&);
+std::unique_ptr<Searcher> make_guided_searcher(const SearcherOptions&);
+std::unique_ptr<Searcher> make_transfer_searcher(const SearcherOptions&);
 std::unique_ptr<Searcher> make_mcmc_searcher(const SearcherOptions&);
 std::unique_ptr<Searcher> make_profile_based_searcher(const SearcherOptions&);
 std::unique_ptr<Searcher> make_list_searcher(const SearcherOptions&);
@@ -30,7 +32,8 @@ struct Entry {
 };
 
 constexpr Entry kSearchers[] = {
-    {"default", "Steer's choice, by cross-validated performance score: today the genetic algorithm",
+    {"default",
+     "Steer's choice, by cross-validated performance score: guided with --model, else the genetic algorithm",
      make_default_searcher},
     {"exhaustive", "every configuration, in index order", make_exhaustive_searcher},
     {"random", "uniform random order without repeats", make_random_searcher},
@@ -44,6 +47,10 @@ constexpr Entry kSearchers[] = {
     {"starchart", "regression tree trained on random tests, then predicted-fastest first (Starchart)",
      make_starchart_searcher},
     {"bayes", "Bayesian optimisation: Gaussian process, expected improvement", make_bayes_searcher},
+    {"guided", "counter-guided: Bayesian optimisation over a model's predicted counters (needs --model)",
+     make_guided_searcher},
+    {"transfer", "the fastest configurations of another GPU's or input's recording first (--set source=FILE)",
+     make_transfer_searcher},
     {"mcmc", "Markov chain Monte Carlo over Hamming-2 neighbours with escapes (KTT)", make_mcmc_searcher},
     {"profile-based", "hardware counters, expert system and a counter model steer weighted random search (--model)",
      make_profile_based_searcher},

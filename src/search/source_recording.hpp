@@ -1,0 +1,20 @@
+#pragma once
+// A recording of the same kernel on another GPU or input, as searchers that transfer what it
+// measured read it: its configurations ranked by recorded runtime, placed in the tuned space.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "steer/recording.hpp"
+#include "steer/space.hpp"
+
+namespace steer::search {
+
+// The configurations of `tuned` whose counterpart ran in `source`, with its recorded runtime,
+// fastest first (ties: lower index). Counterparts match by the values of the parameters both
+// spaces have: a parameter only the tuned space has does not matter, and where the source has
+// parameters the tuned space lacks, its fastest variant counts. Throws Error when the two
+// share no parameter.
+std::vector<std::pair<double, ConfigIndex>> source_order(const Space& tuned, const Recording& source);
+
+}  // namespace steer::search

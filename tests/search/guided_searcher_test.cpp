@@ -1,0 +1,192 @@
+// The counter-guided searcher is Bayesian optimisation over the counters a model predicts for
+// every configuration: where the runtime follows a counter that the parameters shape in a way
+// the parameters alone hide, it finds the fastest configuration in far fewer tests than the
+// same optimisation over the parameters. It tests a source recording's fastest first, can
+// profile its first test to let the expert system draw the next, and proposes every
+// configuration once.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <unistd.h>
+
+#include "steer/error.hpp"
+#include "steer/model.hpp"
+#include "steer/recording.hpp"
+#include "steer/searcher.hpp"
+
+namespace steer {
+namespace {
+
+const std::filesystem::path kData = STEER_DATA_DIR "/recordings";
+
+// A x B in 1..20: the model's counter is A * B (the work per thread, say), and the runtime is
+// best where A * B is 90: six configurations on a hyperbola across the parameter grid.
+Space grid_space() {
+  SpaceDefinition def;
+  std::vector<Value> values;
+  for (int v = 1; v <= 20; ++v) values.emplace_back(v);
+  def.add_parameter("A", values);
+  def.add_parameter("B", values);
+  return Space::build(def);
+}
+
+double runtime_of(const Space& space, ConfigIndex c) {
+  const double a = space.value(c, 0).as_double(), b = space.value(c, 1).as_double();
+  return 1.0 + std::abs(a * b - 90.0) / 10.0;
+}
+
+std::string grid_model() {
+  static const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("steer_guided_test_" + std::to_string(getpid()) + ".json");
+  static const bool written = [] {
+    TrainingSet data;
+    data.parameters = grid_space().parameters();
+    data.counters = {"INST_INT"};
+    for (int a = 1; a <= 20; ++a) {
+      for (int b = 1; b <= 20; ++b) {
+        data.features.push_back({double(a), double(b)});
+        data.targets.push_back({double(a * b)});
+      }
+    }
+    data.provenance.device = "NVIDIA H200";
+    data.provenance.family = CounterFamily::VoltaPlus;
+    CounterModel::train(data, {.kind = ModelKind::LeastSquares}).save(file);
+    return true;
+  }();
+  (void)written;
+  return file.string();
+}
+
+struct Route {
+  std::vector<ConfigIndex> order;
+  std::vector<bool> profiled;
+};
+
+// Answers every proposal at once until the searcher is done or `limit` tests ran.
+template <typename Measure>
+Route drive(Searcher& searcher, const Space& space, std::size_t batch, std::size_t limit, Measure measure) {
+  searcher.start(space);
+  Route run;
+  while (run.order.size() < limit) {
+    const std::vector<Proposal> proposals = searcher.propose(batch);
+    EXPECT_LE(proposals.size(), batch);
+    if (proposals.empty()) break;
+    for (const Proposal& p : proposals) {
+      run.order.push_back(p.config);
+      run.profiled.push_back(p.measure.counters);
+      searcher.observe(measure(p.config));
+    }
+  }
+  return run;
+}
+
+Result grid_result(const Space& space, ConfigIndex c) {
+  Result r;
+  r.config_index = c;
+  r.status = Status::Ok;
+  r.time.median_ms = runtime_of(space, c);
+  return r;
+}
+
+std::size_t tests_to_fastest(const std::string& searcher_name, std::uint64_t seed, const std::string& model) {
+  const Space space = grid_space();
+  auto searcher = make_searcher(searcher_name, {.seed = seed, .model_path = model, .settings = {}});
+  const Route run = drive(*searcher, space, 1, space.size(), [&](ConfigIndex c) { return grid_result(space, c); });
+  for (std::size_t i = 0; i < run.order.size(); ++i) {
+    if (runtime_of(space, run.order[i]) == 1.0) return i + 1;
+  }
+  return run.order.size() + 1;
+}
+
+TEST(GuidedSearcher, FindsTheFastestWherePredictedCountersExplainTheRuntime) {
+  const std::string model = grid_model();
+  double guided = 0, bayes = 0;
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    guided += static_cast<double>(tests_to_fastest("guided", seed, model)) / 5;
+    bayes += static_cast<double>(tests_to_fastest("bayes", seed, model)) / 5;
+  }
+  EXPECT_LT(guided, 40) << "bayes (parameters only) needed " << bayes;
+  EXPECT_LT(2 * guided, bayes);
+}
+
+TEST(GuidedSearcher, ProposesEveryConfigurationOnceAndIsDeterministic) {
+  const Space space = grid_space();
+  const std::string model = grid_model();
+  auto measure = [&](ConfigIndex c) {
+    Result r = grid_result(space, c);
+    if (c % 7 == 3) r.status = Status::LaunchError;
+    return r;
+  };
+  for (std::size_t batch : {1u, 3u}) {
+    auto a = make_searcher("guided", {.seed = 5, .model_path = model, .settings = {}});
+    auto b = make_searcher("guided", {.seed = 5, .model_path = model, .settings = {}});
+    const Route first = drive(*a, space, batch, space.size() + 1, measure);
+    EXPECT_EQ(first.order.size(), space.size());
+    EXPECT_EQ(std::set<ConfigIndex>(first.order.begin(), first.order.end()).size(), space.size());
+    EXPECT_EQ(first.order, drive(*b, space, batch, space.size() + 1, measure).order);
+  }
+}
+
+TEST(GuidedSearcher, TestsTheSourcesFastestFirst) {
+  const Recording tuned = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
+  const std::string source = (kData / "ktt/coulomb_gtx1070.ktt.json.gz").string();
+  const std::filesystem::path model =
+      std::filesystem::temp_directory_path() / ("steer_guided_test_coulomb_" + std::to_string(getpid()) + ".json");
+  CounterModel::train(training_set(Recording::load(source), source), {.kind = ModelKind::Tree}).save(model);
+  auto transfer = make_searcher("transfer", {.seed = 1, .settings = {{"source", source}}});
+  auto guided = make_searcher("guided", {.seed = 1, .model_path = model.string(), .settings = {{"source", source}}});
+  auto replay = [&](ConfigIndex c) { return tuned.replay(c); };
+  const Route by_transfer = drive(*transfer, tuned.space(), 1, 1, replay);
+  const Route by_guided = drive(*guided, tuned.space(), 1, 20, replay);
+  EXPECT_EQ(by_guided.order.front(), by_transfer.order.front());
+  std::filesystem::remove(model);
+}
+
+TEST(GuidedSearcher, WithReactionDrawsProfilesTheFirstTestAndWaitsForIt) {
+  const Recording recording = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
+  const std::string file = (kData / "ktt/coulomb_rtx2080.ktt.json.gz").string();
+  const std::filesystem::path model =
+      std::filesystem::temp_directory_path() / ("steer_guided_test_self_" + std::to_string(getpid()) + ".json");
+  CounterModel::train(training_set(recording, file), {.kind = ModelKind::Tree}).save(model);
+  auto searcher = make_searcher(
+      "guided", {.seed = 2, .model_path = model.string(), .settings = {{"reaction_draws", "3"}, {"compute_bound", "true"}}});
+  searcher->start(recording.space());
+  const std::vector<Proposal> first = searcher->propose(8);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_TRUE(first[0].measure.counters);
+  EXPECT_TRUE(searcher->propose(8).empty()) << "its counters decide the next tests";
+  searcher->observe(recording.replay(first[0].config));
+  const std::vector<Proposal> next = searcher->propose(8);
+  EXPECT_FALSE(next.empty());
+  for (const Proposal& p : next) EXPECT_FALSE(p.measure.counters);
+  std::filesystem::remove(model);
+}
+
+TEST(GuidedSearcher, IsTheDefaultSearcherWhenAModelIsGiven) {
+  const Space space = grid_space();
+  const std::string model = grid_model();
+  auto measure = [&](ConfigIndex c) { return grid_result(space, c); };
+  auto by_default = make_searcher("default", {.seed = 7, .model_path = model, .settings = {}});
+  auto guided = make_searcher("guided", {.seed = 7, .model_path = model, .settings = {}});
+  auto genetic = make_searcher("genetic", {.seed = 7, .settings = {}});
+  auto time_only = make_searcher("default", {.seed = 7, .settings = {}});
+  EXPECT_EQ(by_default->name(), "default");
+  EXPECT_EQ(drive(*by_default, space, 1, 60, measure).order, drive(*guided, space, 1, 60, measure).order);
+  EXPECT_EQ(drive(*time_only, space, 4, 60, measure).order, drive(*genetic, space, 4, 60, measure).order)
+      << "without a model: the genetic algorithm";
+}
+
+TEST(GuidedSearcher, NeedsAModel) {
+  try {
+    make_searcher("guided", SearcherOptions{});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--model"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace steer
