@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""The counter-guided searcher against every Steer searcher (and, given their runs, Kernel
+Tuner's strategies) on the recordings with counters, each tuned with a model from another GPU
+or input where the repository has one (docs/results.md, "Counter-guided search").
+
+For each pair below it trains a tree model on the model recording (`steer model train`), runs
+`steer simulate` with the performance score P on the tuned recording, and prints one markdown
+table of P (time / tests) per searcher and recording, then which searcher leads each column.
+
+  python3 scripts/bench/counter_guided_table.py [--runs 100] [--steer build/steer]
+      [--kt-runs DIR --kt-files DIR] [--out DIR]
+
+--kt-runs: the *.kt-runs.json files of scripts/bench/kerneltuner_strategies.py, and --kt-files
+the Kernel Tuner cache files they were made on (`steer export --format kerneltuner` of each
+recording); their strategies are scored on those files, whose cut-offs are the recording's.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+KTT, H200 = "data/recordings/ktt", "data/h200"
+# tuned recording, model recording (and source), whether the kernel is compute-bound (spec)
+PAIRS = [
+    (f"{KTT}/coulomb_rtx2080.ktt.json.gz", f"{KTT}/coulomb_gtx1070.ktt.json.gz", True),
+    (f"{KTT}/coulomb_gtx1070.ktt.json.gz", f"{KTT}/coulomb_rtx2080.ktt.json.gz", True),
+    (f"{H200}/coulomb_h200.db.gz", f"{KTT}/coulomb_rtx2080.ktt.json.gz", True),
+    # pnpoly_rtx3090 has no counters: the RTX 2080 Ti's model for both, the other as source
+    (f"{KTT}/pnpoly_rtx2080ti.ktt.json.gz", f"{KTT}/pnpoly_rtx2080ti.ktt.json.gz", False,
+     f"{KTT}/pnpoly_rtx3090.ktt.json.gz"),
+    (f"{KTT}/pnpoly_rtx3090.ktt.json.gz", f"{KTT}/pnpoly_rtx2080ti.ktt.json.gz", False),
+    (f"{H200}/gemm_h200.db.gz", f"{H200}/gemm_cube128.db.gz", True),
+    # no other recording of these kernels has counters: their own models, no source
+    (f"{H200}/transpose_h200.db.gz", f"{H200}/transpose_h200.db.gz", False, None),
+    (f"{H200}/conv_h200.db.gz", f"{H200}/conv_h200.db.gz", True, None),
+    (f"{H200}/nbody_h200.db.gz", f"{H200}/nbody_h200.db.gz", True, None),
+]
+SEARCHERS = ["random", "genetic", "bayes", "mcmc", "basin-hopping", "mls", "annealing", "starchart",
+             "profile-based", "transfer", "guided"]
+
+
+def searchers_of(text):
+    """The searcher rows of `steer simulate --json` (one space, or several)."""
+    data = json.loads(text)
+    return (data["spaces"][0] if "spaces" in data else data)["searchers"]
+
+
+def stem(path):
+    return os.path.basename(path).split(".")[0]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--steer", default="build/steer")
+    ap.add_argument("--kt-runs")
+    ap.add_argument("--kt-files")
+    ap.add_argument("--out", help="keep each simulation's JSON here")
+    ap.add_argument("--jobs", type=int, default=2)
+    args = ap.parse_args()
+    work = args.out or tempfile.mkdtemp()
+    os.makedirs(work, exist_ok=True)
+
+    def run(pair):
+        tuned, model_data, compute_bound = pair[:3]
+        source = pair[3] if len(pair) > 3 else model_data
+        model = os.path.join(work, stem(model_data) + ".tree.json")
+        if not os.path.exists(model):
+            subprocess.run([args.steer, "model", "train", "--data", model_data, "--out", model],
+                           check=True, capture_output=True)
+        searchers = [s for s in SEARCHERS if s != "transfer" or source]
+        cmd = [args.steer, "simulate", "--data", tuned, "--runs", str(args.runs), "--threads", "1",
+               "--searcher", ",".join(searchers), "--model", model, "--json"]
+        if compute_bound:
+            cmd += ["--set", "profile-based.compute_bound=true", "--set", "guided.compute_bound=true"]
+        if source:
+            cmd += ["--set", f"transfer.source={source}", "--set", f"guided.source={source}"]
+        rows = {}
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        open(os.path.join(work, stem(tuned) + ".json"), "w").write(out)
+        for s in searchers_of(out):
+            rows[s["name"]] = (s["score_time"], s["score_fevals"])
+        if args.kt_runs:
+            kt = [args.steer, "simulate", "--data", os.path.join(args.kt_files, stem(tuned) + ".kt.json.gz"),
+                  "--runs", str(args.runs), "--threads", "1", "--searcher", "random", "--json",
+                  "--score-runs", os.path.join(args.kt_runs, stem(tuned) + ".kt-runs.json")]
+            out = subprocess.run(kt, check=True, capture_output=True, text=True).stdout
+            open(os.path.join(work, stem(tuned) + ".kt.json"), "w").write(out)
+            for s in searchers_of(out):
+                if s["name"].startswith("kernel_tuner:"):
+                    rows[s["name"]] = (s["score_time"], s["score_fevals"])
+        return stem(tuned), rows
+
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        results = dict(pool.map(run, PAIRS))
+    spaces = list(results)
+    names = []
+    for rows in results.values():
+        names += [n for n in rows if n not in names]
+    print("| searcher | " + " | ".join(spaces) + " |")
+    print("|---|" + "---:|" * len(spaces))
+    for n in names:
+        cells = []
+        for s in spaces:
+            v = results[s].get(n)
+            cells.append(f"{v[0]:.3f} / {v[1]:.3f}" if v and v[0] is not None else "")
+        print(f"| {n} | " + " | ".join(cells) + " |")
+    print()
+    print("| recording | first over time | first over tests |")
+    print("|---|---|---|")
+    for s in spaces:
+        lead = []
+        for axis in (0, 1):
+            ranked = sorted(((v[axis], n) for n, v in results[s].items() if v[axis] is not None), reverse=True)
+            lead.append(f"{ranked[0][1]} {ranked[0][0]:.3f} (next: {ranked[1][1]} {ranked[1][0]:.3f})")
+        print(f"| {s} | {lead[0]} | {lead[1]} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Summarises live tunings written by scripts/bench/live_tuning.sh: per searcher, the median
+over seeds of the best runtime so far at fixed wall-clock times since launch, how many seeds
+came within a factor of the space's best, and when. Prints a markdown table; --csv writes the
+median curves, --plot draws them (matplotlib).
+
+  python3 scripts/bench/live_summary.py DIR --kernel gemm --best-ms 3.587 [--within 1.02]
+      [--times 5,10,20,30,45,60] [--csv curves.csv] [--plot curves.png]
+"""
+import argparse
+import glob
+import os
+import re
+import statistics
+import sys
+
+LINE = re.compile(r"^(\d+\.\d+) test (\d+)\S* (\S+) .*\| best (?:([\d.]+) ms|-)")
+
+
+def read_log(path):
+    """[(seconds since launch, best so far in ms or None)] per test."""
+    points = []
+    with open(path) as f:
+        for line in f:
+            m = LINE.match(line)
+            if m:
+                points.append((float(m.group(1)), float(m.group(4)) if m.group(4) else None))
+    return points
+
+
+def best_at(points, t):
+    best = None
+    for when, b in points:
+        if when > t:
+            break
+        if b is not None:
+            best = b
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dir")
+    ap.add_argument("--kernel", required=True)
+    ap.add_argument("--best-ms", type=float, required=True, help="the space's best runtime (exhaustive recording)")
+    ap.add_argument("--within", type=float, default=1.02)
+    ap.add_argument("--times", default="5,10,20,30,45,60")
+    ap.add_argument("--csv")
+    ap.add_argument("--plot")
+    args = ap.parse_args()
+    times = [float(t) for t in args.times.split(",")]
+    runs = {}
+    for path in sorted(glob.glob(os.path.join(args.dir, f"{args.kernel}_*_*.log"))):
+        searcher, seed = os.path.basename(path)[len(args.kernel) + 1:-4].rsplit("_", 1)
+        runs.setdefault(searcher, {})[int(seed)] = read_log(path)
+    if not runs:
+        sys.exit(f"live_summary.py: no {args.kernel}_*_*.log in {args.dir}")
+    target = args.within * args.best_ms
+    header = ["searcher", "seeds", "tests (median)"] + [f"best at {t:g} s" for t in times] + [
+        f"within {args.within:g}x by {times[-1]:g} s", f"first within {args.within:g}x (median)"]
+    print("| " + " | ".join(header) + " |")
+    print("|---|" + "---:|" * (len(header) - 1))
+    grid = [0.5 * i for i in range(1, int(2 * times[-1]) + 1)]
+    curves = {}
+    for searcher, seeds in runs.items():
+        row = [searcher, str(len(seeds)), f"{statistics.median(len(p) for p in seeds.values()):g}"]
+        for t in times:
+            values = [best_at(p, t) for p in seeds.values()]
+            values = [v for v in values if v is not None]
+            row.append(f"{statistics.median(values):.3f}" if len(values) == len(seeds) else "-")
+        firsts = []
+        for p in seeds.values():
+            first = next((when for when, b in p if b is not None and b <= target and when <= times[-1]), None)
+            firsts.append(first)
+        reached = [f for f in firsts if f is not None]
+        row.append(f"{len(reached)} of {len(seeds)}")
+        row.append(f"{statistics.median(f if f is not None else float('inf') for f in firsts):.1f} s"
+                   if len(reached) * 2 > len(seeds) else "-")
+        print("| " + " | ".join(row) + " |")
+        curves[searcher] = []
+        for t in grid:
+            values = [best_at(p, t) for p in seeds.values()]
+            curves[searcher].append(statistics.median(values) if all(v is not None for v in values) else None)
+    if args.csv:
+        with open(args.csv, "w") as f:
+            f.write("seconds," + ",".join(curves) + "\n")
+            for i, t in enumerate(grid):
+                f.write(f"{t:g}," + ",".join("" if c[i] is None else f"{c[i]:.5f}" for c in curves.values()) + "\n")
+    if args.plot:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(7, 4.2))
+        for searcher, c in curves.items():
+            xs = [t for t, v in zip(grid, c) if v is not None]
+            ys = [v for v in c if v is not None]
+            ax.plot(xs, ys, label=searcher)
+        ax.axhline(args.best_ms, color="grey", lw=0.8, ls=":")
+        ax.axhline(target, color="grey", lw=0.8, ls="--", label=f"{args.within:g}x the best")
+        ax.set_xlabel("seconds since launch")
+        ax.set_ylabel("median best runtime so far (ms)")
+        ax.set_title(f"{args.kernel}: live tuning, median over seeds")
+        lows = [v for c in curves.values() for v in c if v is not None]
+        ax.set_ylim(args.best_ms * 0.98, min(max(lows), args.best_ms * 2))
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(args.plot, dpi=120)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Live tunings side by side on one GPU: every searcher with every seed for the same wall-clock
+# budget, one after another (seeds outermost, so drift in the GPU's state spreads over all
+# searchers). Each test's progress line is stamped with the seconds since that tuning was
+# launched, so best-so-far can be drawn against wall-clock time (scripts/bench/live_summary.py).
+#
+#   MODEL=M SOURCE=S scripts/bench/live_tuning.sh OUT KERNEL SIZE SECONDS "SEEDS" SEARCHER...
+#
+# SEARCHER is any `steer searchers` name; `guided` (and `default-model`, the default searcher
+# given the model) get --model MODEL and, when SOURCE is set, --set source=SOURCE (a recording
+# of the kernel on another GPU or input; MODEL is trained on it: docs/models.md). Writes
+# OUT/KERNEL_SEARCHER_SEED.{db,log,json}. STEER: the binary (default build/steer).
+set -euo pipefail
+if [ $# -lt 6 ]; then
+  sed -n '2,14p' "$0" >&2
+  exit 2
+fi
+out=$1 kernel=$2 size=$3 seconds=$4 seeds=$5
+shift 5
+steer="${STEER:-build/steer}"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+mkdir -p "$out"
+for seed in $seeds; do
+  for searcher in "$@"; do
+    name=$searcher
+    args=(--searcher "$searcher")
+    case "$searcher" in
+      guided | default-model)
+        [ -n "${MODEL:-}" ] || { echo "live_tuning.sh: $searcher needs MODEL=FILE" >&2; exit 2; }
+        [ "$searcher" = default-model ] && args=(--searcher default)
+        args+=(--model "$MODEL")
+        [ -n "${SOURCE:-}" ] && args+=(--set "source=$SOURCE")
+        ;;
+    esac
+    stem="$out/${kernel}_${name}_${seed}"
+    rm -f "$stem.db"
+    start=$(date +%s%N)
+    "$steer" tune "$root/kernels/$kernel/spec.json" --backend cuda --size "$size" --time "$seconds" \
+      --seed "$seed" --db "$stem.db" --json "${args[@]}" 2>&1 >"$stem.json" |
+      while IFS= read -r line; do
+        ms=$((($(date +%s%N) - start) / 1000000))
+        printf '%d.%03d %s\n' $((ms / 1000)) $((ms % 1000)) "$line"
+      done >"$stem.log"
+    echo "$kernel $name seed $seed: $(tail -1 "$stem.log")"
+  done
+done
