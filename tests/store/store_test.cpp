@@ -2,7 +2,6 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <cmath>
 #include <fstream>
@@ -283,23 +282,19 @@ TEST(Store, CountersAreQueryableByName) {
             "10");
 }
 
-TEST(Store, AppendIsFast) {
+// How fast an append is, is measured by bench/store_append.cpp.
+TEST(Store, KeepsEveryAppendOfALongTuning) {
   ScratchDir dir;
   Store store = Store::open(dir / "results.db");
   std::int64_t tuning = store.tuning(kKey);
   Result r = full_result(0);
   for (int i = 0; i < 33; ++i) r.counters["counter_" + std::to_string(i)] = i * 1.5;  // like a KTT profile
   r.time = TimingStats::from_samples(std::vector<double>(32, 1.0));
-  constexpr int kTests = 2000;
-  auto start = std::chrono::steady_clock::now();
+  constexpr int kTests = 500;
   for (int i = 0; i < kTests; ++i) {
     r.configuration[0].second = Value(i + 1);
     ASSERT_TRUE(store.append(tuning, r));
   }
-  double ms_per_append =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / kTests;
-  std::printf("append: %.3f ms per test (one transaction each, 36 counters, 32 samples)\n", ms_per_append);
-  EXPECT_LT(ms_per_append, 1.0);
   EXPECT_EQ(store.count(tuning), static_cast<std::size_t>(kTests));
 }
 
