@@ -1,32 +1,29 @@
-// Bayesian optimisation over valid configurations only: a Gaussian process
-// models runtime from the parameters' value indices scaled to [0, 1]; each next
-// test is the configuration of greatest expected improvement among a random
-// subset of the untested ones plus the untested neighbours of the fastest so
-// far. Sequential, like Kernel Tuner's bayes_opt: every choice waits for the
-// previous result.
+// Bayesian optimisation over valid configurations only: a Gaussian process models runtime
+// from the parameters' value indices scaled to [0, 1]; each next test is the configuration of
+// greatest expected improvement among a random subset of the untested ones plus the untested
+// neighbours of the fastest so far. Sequential, like Kernel Tuner's bayes_opt: every choice
+// waits for the previous result.
 //
-// `guided`, Steer's counter-guided searcher, is this searcher with other
-// features: the counters a model predicts for every configuration (and, given a
-// source recording, its runtimes), with the parameters at a small weight;
-// docs/searchers.md says why.
+// `guided`, Steer's counter-guided searcher, is this searcher with other features: the
+// counters a model predicts for every configuration (and, given a source recording, its
+// runtimes), with the parameters at a small weight; docs/searchers.md says why.
 //
-// Cost: the model is updated, not refitted. The Cholesky factor L of its n x n
-// kernel matrix gains a row per measurement, O(n^2) where a refit is O(n^3). A
-// candidate's variance needs v = L^-1 k(X, c): v is kept from the last time the
-// candidate was scored and extended by the rows added since, O(n) each, rather
-// than solved afresh, O(n^2), at every choice; its mean, v . L^-1 y, comes from
-// dot products with L^-1 of the runtimes kept alongside v. A run's work is then
-// about one solve per configuration ever drawn, not one per candidate per
-// choice. The choices are those of a refit from scratch at every choice, up to
-// rounding. Past `max_points` measurements the model is a selection of
-// `max_points` of them (half the fastest, half spread over the rest by rank),
-// made afresh at every choice; there every choice refits and solves its
-// candidates afresh, O(n^3 + candidates x n^2).
+// Cost: the model is updated, not refitted. The Cholesky factor L of its n x n kernel matrix
+// gains a row per measurement, O(n^2) where a refit is O(n^3). A candidate's variance needs
+// v = L^-1 k(X, c): v is kept from the last time the candidate was scored and extended by the
+// rows added since, O(n) each, rather than solved afresh, O(n^2), at every choice; its mean,
+// v . L^-1 y, comes from dot products with L^-1 of the runtimes kept alongside v. A run's work
+// is then about one solve per configuration ever drawn, not one per candidate per choice.
+// The choices are those of a refit from scratch at every choice, up to rounding. Past
+// `max_points` measurements the model is a selection of `max_points` of them (half the
+// fastest, half spread over the rest by rank), made afresh at every choice; there every
+// choice refits and solves its candidates afresh, O(n^3 + candidates x n^2).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <fmt/format.h>
 #include <limits>
 #include <memory>
 #include <numbers>
@@ -52,98 +49,71 @@ namespace {
 enum class Covariance { Matern32, Matern52, Rbf };
 
 struct BayesOptions {
-  std::uint64_t initial_samples =
-      20;                      // tests before the model chooses (KT's popsize)
-  bool latin_hypercube = true; // KT's samplingmethod: lhs (true) or random
-  std::uint64_t candidates =
-      1000; // random untested configurations scored per choice
-  std::uint64_t max_points = 300; // measurements a refit keeps (see the top)
-  Covariance covariance = Covariance::Matern32; // KT's covariancekernel
-  double lengthscale = 1.5; // KT's covariancelengthscale, in scaled units
-  double xi = 0.01;         // expected improvement's exploration margin
-  // Up to this many of the highest expected improvement per choice, when the
-  // loop asks for several (its compile-ahead window on a device): their
-  // compiles overlap.
+  std::uint64_t initial_samples = 20;            // tests before the model chooses (KT's popsize)
+  bool latin_hypercube = true;                   // KT's samplingmethod: lhs (true) or random
+  std::uint64_t candidates = 1000;               // random untested configurations scored per choice
+  std::uint64_t max_points = 300;                // measurements a refit keeps (see the top)
+  Covariance covariance = Covariance::Matern32;  // KT's covariancekernel
+  double lengthscale = 1.5;                      // KT's covariancelengthscale, in scaled units
+  double xi = 0.01;                              // expected improvement's exploration margin
+  // Up to this many of the highest expected improvement per choice, when the loop asks for
+  // several (its compile-ahead window on a device): their compiles overlap.
   std::uint64_t batch = 1;
-  // With a counter model: its predicted counters of every configuration join
-  // the features.
+  // With a counter model: its predicted counters of every configuration join the features.
   std::shared_ptr<const CounterModel> counter_model;
-  double counter_weight =
-      1.0; // a counter's feature range relative to a parameter's
-  double parameter_weight =
-      1.0; // a parameter's feature range (0: the predicted counters alone)
-  // With a source recording (another GPU's or input's): its fastest
-  // configurations are tested first, and its runtimes are a feature.
+  double counter_weight = 1.0;    // the counters' feature range, over sqrt(counters), relative to a parameter's
+  double parameter_weight = 1.0;  // a parameter's feature range (0: the predicted counters alone)
+  // With a source recording (another GPU's or input's): its fastest configurations are
+  // tested first, and its runtimes are a feature.
   std::shared_ptr<const Recording> source;
-  std::uint64_t source_first =
-      1; // the source's fastest tested before the initial samples
-  double source_weight =
-      1.0; // the source runtime feature's range relative to a parameter's
-  // With reaction_draws > 0 (and a model): the first test is profiled, and the
-  // expert system's reaction to its bottlenecks draws that many of the initial
-  // samples (eq. 12, 13).
+  std::uint64_t source_first = 1;  // the source's fastest tested before the initial samples
+  double source_weight = 1.0;      // the source runtime feature's range, as counter_weight is a counter's
+  // With reaction_draws > 0 (and a model): the first test is profiled, and the expert
+  // system's reaction to its bottlenecks draws that many of the initial samples (eq. 12, 13).
   std::uint64_t reaction_draws = 0;
-  // Relevance: at 8, 16, 32, ... measurements each counter feature is weighted
-  // by how well it ranks the runtimes so far (|Spearman's rho|, relative to the
-  // best counter's), and the model is refitted: of 20-odd counters, a few
-  // decide a kernel's runtime.
-  bool relevance = false;
   ExpertOptions expert;
-  std::optional<DeviceFacts>
-      device; // the tuned GPU; default: the known facts of the result's
   search::Normalisation normalisation;
   std::string name = "bayes";
 };
 
-// a . b with eight running sums: several times the throughput of one sum and,
-// unlike letting the compiler reassociate, a result that does not depend on the
-// x86-64 processor: where it has AVX2 the same sums go four to a register
-// instead of two (without fused multiply-adds, which would round differently).
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) &&         \
-    defined(__linux__)
+// a . b with eight running sums: several times the throughput of one sum and, unlike letting
+// the compiler reassociate, a result that does not depend on the x86-64 processor: where it
+// has AVX2 the same sums go four to a register instead of two (without fused multiply-adds,
+// which would round differently).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 __attribute__((target_clones("avx2", "default")))
 #endif
-double
-dot(const double *a, const double *b, std::size_t n) {
+double dot(const double* a, const double* b, std::size_t n) {
   double s[8] = {};
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    for (std::size_t k = 0; k < 8; ++k)
-      s[k] += a[i + k] * b[i + k];
+    for (std::size_t k = 0; k < 8; ++k) s[k] += a[i + k] * b[i + k];
   }
-  for (; i < n; ++i)
-    s[0] += a[i] * b[i];
+  for (; i < n; ++i) s[0] += a[i] * b[i];
   return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
 }
 
-// exp(x) for x <= 0 (below -708 it gives exp(-708), not 0), within an ulp:
-// exp(r) by its Taylor series on |r| <= ln 2 / 2 times 2^k. Plain IEEE
-// arithmetic, two at a time with SSE2 and one at a time in the same steps
-// without: about twice as fast as libm's exp, and unlike it (which takes a
-// fused multiply-add variant where the processor has one) the same on every
+// exp(x) for x <= 0 (below -708 it gives exp(-708), not 0), within an ulp: exp(r) by its
+// Taylor series on |r| <= ln 2 / 2 times 2^k. Plain IEEE arithmetic, two at a time with SSE2
+// and one at a time in the same steps without: about twice as fast as libm's exp, and unlike
+// it (which takes a fused multiply-add variant where the processor has one) the same on every
 // x86-64 processor.
 #if defined(__SSE2__)
 inline __m128d exp_nonpositive(__m128d x) {
   x = _mm_max_pd(x, _mm_set1_pd(-708.0));
-  const __m128d magic = _mm_set1_pd(0x1.8p52); // adding it rounds to an integer
-  const __m128d shifted =
-      _mm_add_pd(_mm_mul_pd(x, _mm_set1_pd(0x1.71547652b82fep0)), magic);
+  const __m128d magic = _mm_set1_pd(0x1.8p52);  // adding it rounds to an integer
+  const __m128d shifted = _mm_add_pd(_mm_mul_pd(x, _mm_set1_pd(0x1.71547652b82fep0)), magic);
   const __m128d k = _mm_sub_pd(shifted, magic);
-  const __m128d r = _mm_sub_pd(
-      _mm_sub_pd(x, _mm_mul_pd(k, _mm_set1_pd(0x1.62e42fee00000p-1))),
-      _mm_mul_pd(k, _mm_set1_pd(0x1.a39ef35793c76p-33)));
+  const __m128d r = _mm_sub_pd(_mm_sub_pd(x, _mm_mul_pd(k, _mm_set1_pd(0x1.62e42fee00000p-1))),
+                               _mm_mul_pd(k, _mm_set1_pd(0x1.a39ef35793c76p-33)));
   __m128d p = _mm_set1_pd(1.0 / 6227020800.0);
-  for (const double c :
-       {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0,
-        1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0,
-        1.0 / 6.0, 0.5, 1.0, 1.0}) {
+  for (const double c : {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0,
+                         1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0}) {
     p = _mm_add_pd(_mm_mul_pd(p, r), _mm_set1_pd(c));
   }
   // 2^k from k's bits in `shifted`: (k + 1023) << 52.
-  const __m128i bits =
-      _mm_sub_epi64(_mm_castpd_si128(shifted), _mm_castpd_si128(magic));
-  const __m128i scale =
-      _mm_slli_epi64(_mm_add_epi64(bits, _mm_set1_epi64x(1023)), 52);
+  const __m128i bits = _mm_sub_epi64(_mm_castpd_si128(shifted), _mm_castpd_si128(magic));
+  const __m128i scale = _mm_slli_epi64(_mm_add_epi64(bits, _mm_set1_epi64x(1023)), 52);
   return _mm_mul_pd(p, _mm_castsi128_pd(scale));
 }
 #else
@@ -154,66 +124,57 @@ inline double exp_nonpositive(double x) {
   const double k = shifted - magic;
   const double r = (x - k * 0x1.62e42fee00000p-1) - k * 0x1.a39ef35793c76p-33;
   double p = 1.0 / 6227020800.0;
-  for (const double c :
-       {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0,
-        1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0,
-        1.0 / 6.0, 0.5, 1.0, 1.0}) {
+  for (const double c : {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0,
+                         1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0}) {
     p = p * r + c;
   }
-  const std::int64_t bits =
-      std::bit_cast<std::int64_t>(shifted) - std::bit_cast<std::int64_t>(magic);
-  return p * std::bit_cast<double>(static_cast<std::int64_t>(
-                 static_cast<std::uint64_t>(bits + 1023) << 52));
+  const std::int64_t bits = std::bit_cast<std::int64_t>(shifted) - std::bit_cast<std::int64_t>(magic);
+  return p * std::bit_cast<double>(static_cast<std::int64_t>(static_cast<std::uint64_t>(bits + 1023) << 52));
 }
 #endif
 
-// The unit-variance kernel of squared distance s (in length scales): kernel(x,
-// x) = 1.
+// The unit-variance kernel of squared distance s (in length scales): kernel(x, x) = 1.
 #if defined(__SSE2__)
 inline __m128d kernel_of(Covariance covariance, __m128d s) {
   switch (covariance) {
-  case Covariance::Matern32: {
-    const __m128d t = _mm_mul_pd(_mm_set1_pd(std::sqrt(3.0)), _mm_sqrt_pd(s));
-    return _mm_mul_pd(_mm_add_pd(_mm_set1_pd(1.0), t),
-                      exp_nonpositive(_mm_sub_pd(_mm_setzero_pd(), t)));
-  }
-  case Covariance::Matern52: {
-    const __m128d t = _mm_mul_pd(_mm_set1_pd(std::sqrt(5.0)), _mm_sqrt_pd(s));
-    const __m128d poly = _mm_add_pd(_mm_add_pd(_mm_set1_pd(1.0), t),
-                                    _mm_mul_pd(_mm_set1_pd(5.0 / 3.0), s));
-    return _mm_mul_pd(poly, exp_nonpositive(_mm_sub_pd(_mm_setzero_pd(), t)));
-  }
-  case Covariance::Rbf:
-    break;
+    case Covariance::Matern32: {
+      const __m128d t = _mm_mul_pd(_mm_set1_pd(std::sqrt(3.0)), _mm_sqrt_pd(s));
+      return _mm_mul_pd(_mm_add_pd(_mm_set1_pd(1.0), t), exp_nonpositive(_mm_sub_pd(_mm_setzero_pd(), t)));
+    }
+    case Covariance::Matern52: {
+      const __m128d t = _mm_mul_pd(_mm_set1_pd(std::sqrt(5.0)), _mm_sqrt_pd(s));
+      const __m128d poly = _mm_add_pd(_mm_add_pd(_mm_set1_pd(1.0), t), _mm_mul_pd(_mm_set1_pd(5.0 / 3.0), s));
+      return _mm_mul_pd(poly, exp_nonpositive(_mm_sub_pd(_mm_setzero_pd(), t)));
+    }
+    case Covariance::Rbf:
+      break;
   }
   return exp_nonpositive(_mm_mul_pd(_mm_set1_pd(-0.5), s));
 }
 #else
 inline double kernel_of(Covariance covariance, double s) {
   switch (covariance) {
-  case Covariance::Matern32: {
-    const double t = std::sqrt(3.0) * std::sqrt(s);
-    return (1.0 + t) * exp_nonpositive(0.0 - t);
-  }
-  case Covariance::Matern52: {
-    const double t = std::sqrt(5.0) * std::sqrt(s);
-    return ((1.0 + t) + 5.0 / 3.0 * s) * exp_nonpositive(0.0 - t);
-  }
-  case Covariance::Rbf:
-    break;
+    case Covariance::Matern32: {
+      const double t = std::sqrt(3.0) * std::sqrt(s);
+      return (1.0 + t) * exp_nonpositive(0.0 - t);
+    }
+    case Covariance::Matern52: {
+      const double t = std::sqrt(5.0) * std::sqrt(s);
+      return ((1.0 + t) + 5.0 / 3.0 * s) * exp_nonpositive(0.0 - t);
+    }
+    case Covariance::Rbf:
+      break;
   }
   return exp_nonpositive(-0.5 * s);
 }
 #endif
 
-// The Cholesky factor L of the kernel matrix K + nugget I over the model's
-// points, grown one point at a time. Rows are packed: row i holds L(i, 0..i).
-// The points' features are kept by dimension, so that the distances from one
-// configuration to many points vectorise.
+// The Cholesky factor L of the kernel matrix K + nugget I over the model's points, grown one
+// point at a time. Rows are packed: row i holds L(i, 0..i). The points' features are kept by
+// dimension, so that the distances from one configuration to many points vectorise.
 class IncrementalCholesky {
-public:
-  IncrementalCholesky(std::size_t dims, Covariance covariance)
-      : dims_(dims), covariance_(covariance) {}
+ public:
+  IncrementalCholesky(std::size_t dims, Covariance covariance) : dims_(dims), covariance_(covariance) {}
 
   std::size_t size() const { return n_; }
   double nugget() const { return nugget_; }
@@ -226,68 +187,60 @@ public:
   }
 
   // out[i - from] = kernel(x, point i) for the points from `from` on.
-  void kernels(const double *x, std::size_t from, double *out) const {
+  void kernels(const double* x, std::size_t from, double* out) const {
     const std::size_t count = n_ - from;
     std::fill(out, out + count, 0.0);
     for (std::size_t d = 0; d < dims_; ++d) {
       const double xd = x[d];
-      const double *column = xt_.data() + d * capacity_ + from;
-      for (std::size_t i = 0; i < count; ++i)
-        out[i] += (xd - column[i]) * (xd - column[i]);
+      const double* column = xt_.data() + d * capacity_ + from;
+      for (std::size_t i = 0; i < count; ++i) out[i] += (xd - column[i]) * (xd - column[i]);
     }
 #if defined(__SSE2__)
     std::size_t i = 0;
-    for (; i + 2 <= count; i += 2)
-      _mm_storeu_pd(out + i, kernel_of(covariance_, _mm_loadu_pd(out + i)));
-    if (i < count)
-      out[i] = _mm_cvtsd_f64(kernel_of(covariance_, _mm_set1_pd(out[i])));
+    for (; i + 2 <= count; i += 2) _mm_storeu_pd(out + i, kernel_of(covariance_, _mm_loadu_pd(out + i)));
+    if (i < count) out[i] = _mm_cvtsd_f64(kernel_of(covariance_, _mm_set1_pd(out[i])));
 #else
-    for (std::size_t i = 0; i < count; ++i)
-      out[i] = kernel_of(covariance_, out[i]);
+    for (std::size_t i = 0; i < count; ++i) out[i] = kernel_of(covariance_, out[i]);
 #endif
   }
 
-  // Extends v = L^-1 k(X, x), whose first v.size() entries are solved, to all
-  // n: forward substitution over the rows after them only.
-  void extend(const double *x, std::vector<double> &v) const {
+  // Extends v = L^-1 k(X, x), whose first v.size() entries are solved, to all n: forward
+  // substitution over the rows after them only.
+  void extend(const double* x, std::vector<double>& v) const {
     const std::size_t from = v.size();
-    if (from >= n_)
-      return;
+    if (from >= n_) return;
     scratch_.resize(n_);
     kernels(x, from, scratch_.data());
     for (std::size_t i = from; i < n_; ++i) {
-      const double *row = l_.data() + i * (i + 1) / 2;
-      v.push_back((scratch_[i - from] - dot(row, v.data(), i)) *
-                  inverse_diagonal_[i]);
+      const double* row = l_.data() + i * (i + 1) / 2;
+      v.push_back((scratch_[i - from] - dot(row, v.data(), i)) * inverse_diagonal_[i]);
     }
   }
 
   // The same for w = L^-1 b, b given by b(i).
-  template <typename B> void extend_solve(std::vector<double> &w, B b) const {
+  template <typename B>
+  void extend_solve(std::vector<double>& w, B b) const {
     for (std::size_t i = w.size(); i < n_; ++i) {
-      w.push_back((b(i) - dot(l_.data() + i * (i + 1) / 2, w.data(), i)) *
-                  inverse_diagonal_[i]);
+      w.push_back((b(i) - dot(l_.data() + i * (i + 1) / 2, w.data(), i)) * inverse_diagonal_[i]);
     }
   }
 
-  // Adds the point x, given its complete v = L^-1 k(X, x). False, and nothing
-  // added, when the matrix would not be positive definite at this nugget.
-  bool append(const double *x, const std::vector<double> &v) {
+  // Adds the point x, given its complete v = L^-1 k(X, x). False, and nothing added, when the
+  // matrix would not be positive definite at this nugget.
+  bool append(const double* x, const std::vector<double>& v) {
     const double pivot = 1 + nugget_ - dot(v.data(), v.data(), n_);
-    if (!(pivot > 0))
-      return false;
+    if (!(pivot > 0)) return false;
     if (n_ == capacity_) {
       const std::size_t capacity = std::max<std::size_t>(64, 2 * capacity_);
       std::vector<double> xt(dims_ * capacity);
       for (std::size_t d = 0; d < dims_; ++d) {
-        std::copy_n(xt_.begin() + static_cast<std::ptrdiff_t>(d * capacity_),
-                    n_, xt.begin() + static_cast<std::ptrdiff_t>(d * capacity));
+        std::copy_n(xt_.begin() + static_cast<std::ptrdiff_t>(d * capacity_), n_,
+                    xt.begin() + static_cast<std::ptrdiff_t>(d * capacity));
       }
       xt_ = std::move(xt);
       capacity_ = capacity;
     }
-    for (std::size_t d = 0; d < dims_; ++d)
-      xt_[d * capacity_ + n_] = x[d];
+    for (std::size_t d = 0; d < dims_; ++d) xt_[d * capacity_ + n_] = x[d];
     l_.insert(l_.end(), v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n_));
     l_.push_back(std::sqrt(pivot));
     inverse_diagonal_.push_back(1 / l_.back());
@@ -295,29 +248,26 @@ public:
     return true;
   }
 
-private:
+ private:
   std::size_t dims_;
   Covariance covariance_;
   double nugget_ = 0;
   std::size_t n_ = 0;
-  std::size_t capacity_ = 0; // points xt_ has room for
-  std::vector<double>
-      xt_; // features, dims x capacity: dimension d at d x capacity
-  std::vector<double> l_;                // packed lower triangle, n (n + 1) / 2
-  std::vector<double> inverse_diagonal_; // 1 / L(i, i)
+  std::size_t capacity_ = 0;              // points xt_ has room for
+  std::vector<double> xt_;                // features, dims x capacity: dimension d at d x capacity
+  std::vector<double> l_;                 // packed lower triangle, n (n + 1) / 2
+  std::vector<double> inverse_diagonal_;  // 1 / L(i, i)
   mutable std::vector<double> scratch_;
 };
 
 class BayesSearcher final : public Searcher {
-public:
-  BayesSearcher(std::uint64_t seed, BayesOptions options)
-      : random_(seed), options_(options) {}
+ public:
+  BayesSearcher(std::uint64_t seed, BayesOptions options) : random_(seed), options_(options) {}
   std::string name() const override { return options_.name; }
 
-  void start(const Space &space) override {
+  void start(const Space& space) override {
     space_ = &space;
-    parameter_dims_ =
-        options_.parameter_weight > 0 ? space.parameters().size() : 0;
+    parameter_dims_ = options_.parameter_weight > 0 ? space.parameters().size() : 0;
     counter_features_.clear();
     predicted_ = {};
     awaiting_profile_.reset();
@@ -327,38 +277,26 @@ public:
     }
     std::vector<ConfigIndex> first;
     if (options_.source) {
-      const std::vector<std::pair<double, ConfigIndex>> order =
-          search::source_order(space, *options_.source);
-      for (std::size_t i = 0;
-           i < order.size() && first.size() < options_.source_first; ++i) {
+      const std::vector<std::pair<double, ConfigIndex>> order = search::source_order(space, *options_.source);
+      for (std::size_t i = 0; i < order.size() && first.size() < options_.source_first; ++i) {
         first.push_back(order[i].second);
       }
-      if (options_.source_weight > 0)
-        counter_features_.push_back(source_feature(order, space.size()));
+      if (options_.source_weight > 0) counter_features_.push_back(source_feature(order, space.size()));
     }
     dims_ = parameter_dims_ + counter_features_.size();
-    relevance_.assign(counter_features_.size(), 1.0f);
-    relevance_at_ = 0;
-    if (dims_ == 0)
-      throw Error(fmt::format("searcher '{}': no features: the model predicts "
-                              "no counter that varies",
-                              options_.name));
+    if (dims_ == 0) throw Error(fmt::format("searcher '{}': no features: the model predicts no counter that varies", options_.name));
     memory_.reset(space.size());
-    initial_ =
-        options_.latin_hypercube
-            ? search::latin_hypercube(space, options_.initial_samples, random_)
-            : space.sample(random_.engine(), options_.initial_samples);
+    initial_ = options_.latin_hypercube ? search::latin_hypercube(space, options_.initial_samples, random_)
+                                        : space.sample(random_.engine(), options_.initial_samples);
     if (!first.empty()) {
       for (ConfigIndex c : initial_) {
-        if (std::find(first.begin(), first.end(), c) == first.end())
-          first.push_back(c);
+        if (std::find(first.begin(), first.end(), c) == first.end()) first.push_back(c);
       }
       initial_ = std::move(first);
     }
     next_initial_ = 0;
     measured_.clear();
-    fastest_ = {std::numeric_limits<double>::infinity(),
-                std::numeric_limits<ConfigIndex>::max()};
+    fastest_ = {std::numeric_limits<double>::infinity(), std::numeric_limits<ConfigIndex>::max()};
     slowest_ok_ = 0;
     model_ = std::make_unique<IncrementalCholesky>(dims_, options_.covariance);
     model_points_.clear();
@@ -371,10 +309,8 @@ public:
 
   std::vector<Proposal> propose(std::size_t max) override {
     std::vector<Proposal> out;
-    if (awaiting_profile_)
-      return out; // its reaction draws the next samples
-    if (max > 0 && next_initial_ == 0 && !initial_.empty() &&
-        options_.reaction_draws > 0 && options_.counter_model) {
+    if (awaiting_profile_) return out;  // its reaction draws the next samples
+    if (max > 0 && next_initial_ == 0 && !initial_.empty() && options_.reaction_draws > 0 && options_.counter_model) {
       awaiting_profile_ = initial_[next_initial_++];
       memory_.propose(*awaiting_profile_);
       Proposal profiled{*awaiting_profile_, {}};
@@ -383,8 +319,7 @@ public:
       return out;
     }
     while (out.size() < max && next_initial_ < initial_.size()) {
-      if (memory_.seen(
-              initial_[next_initial_])) { // drawn by the reaction as well
+      if (memory_.seen(initial_[next_initial_])) {  // drawn by the reaction as well
         ++next_initial_;
         continue;
       }
@@ -393,8 +328,7 @@ public:
     }
     if (out.size() < max && memory_.pending() == 0 && !memory_.exhausted()) {
       // The initial samples are all measured now.
-      const std::size_t count =
-          std::min<std::size_t>(max - out.size(), options_.batch);
+      const std::size_t count = std::min<std::size_t>(max - out.size(), options_.batch);
       for (ConfigIndex next : most_promising(count)) {
         memory_.propose(next);
         out.push_back({next, {}});
@@ -403,211 +337,109 @@ public:
     return out;
   }
 
-  void observe(const Result &result) override {
+  void observe(const Result& result) override {
     const double cost = memory_.observe(result);
     measured_.emplace_back(cost, result.config_index);
     fastest_ = std::min(fastest_, measured_.back());
-    if (std::isfinite(cost))
-      slowest_ok_ = std::max(slowest_ok_, cost);
+    if (std::isfinite(cost)) slowest_ok_ = std::max(slowest_ok_, cost);
     if (awaiting_profile_ && *awaiting_profile_ == result.config_index) {
       awaiting_profile_.reset();
       draw_by_reaction(result);
     }
   }
 
-private:
+ private:
   static constexpr double kFirstNugget = 1e-6;
-  // Doubles of kept v before all are dropped (and solved afresh as needed): 32
-  // MB.
+  // Doubles of kept v before all are dropped (and solved afresh as needed): 32 MB.
   static constexpr std::size_t kKeptLimit = std::size_t{1} << 22;
-  // Spaces up to this size index what is kept per configuration by a table (8
-  // bytes a configuration), larger ones by hashing.
+  // Spaces up to this size index what is kept per configuration by a table (8 bytes a
+  // configuration), larger ones by hashing.
   static constexpr std::uint64_t kDenseUpTo = std::uint64_t{1} << 22;
-  static constexpr std::uint32_t kNone =
-      std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
-  // What is kept of a candidate while `generation` is the model's: v = L^-1
-  // k(X, c) and its dot products with itself and with the model's solved
-  // targets (see targets_).
+  // What is kept of a candidate while `generation` is the model's: v = L^-1 k(X, c) and its
+  // dot products with itself and with the model's solved targets (see targets_).
   struct Kept {
     std::uint64_t generation = 0;
     double explained = 0, ok = 0, failed = 0, one = 0;
     std::vector<double> v;
   };
   struct Dense {
-    std::uint32_t slot = kNone; // in kept_
-    std::uint32_t draw = 0;     // the last choice that drew the configuration
+    std::uint32_t slot = kNone;  // in kept_
+    std::uint32_t draw = 0;      // the last choice that drew the configuration
   };
 
-  // L^-1 of the model's runtimes split three ways, so that targets standardised
-  // with any mean and spread, and failures at any runtime, are a weighted sum
-  // of them.
+  // L^-1 of the model's runtimes split three ways, so that targets standardised with any mean
+  // and spread, and failures at any runtime, are a weighted sum of them.
   struct Targets {
-    std::vector<double> ok;     // L^-1 of the runtimes, 0 for failures
-    std::vector<double> failed; // L^-1 of 1 for failures, 0 otherwise
-    std::vector<double> one;    // L^-1 of 1
+    std::vector<double> ok;      // L^-1 of the runtimes, 0 for failures
+    std::vector<double> failed;  // L^-1 of 1 for failures, 0 otherwise
+    std::vector<double> one;     // L^-1 of 1
   };
 
-  void features(ConfigIndex c, double *x) {
+  void features(ConfigIndex c, double* x) {
     if (parameter_dims_ > 0) {
-      const auto &parameters = space_->parameters();
+      const auto& parameters = space_->parameters();
       indices_.resize(parameter_dims_);
       space_->value_indices(c, indices_);
       for (std::size_t p = 0; p < parameter_dims_; ++p) {
         const auto last = static_cast<double>(parameters[p].values.size() - 1);
-        x[p] = last > 0 ? indices_[p] / last * options_.parameter_weight /
-                              options_.lengthscale
-                        : 0.0;
+        x[p] = last > 0 ? indices_[p] / last * options_.parameter_weight / options_.lengthscale : 0.0;
       }
     }
-    // Over sqrt(features): a kernel's counters are many and move together
-    // (twice the loads, twice the instructions), so the counters' distances
-    // keep one scale however many there are.
+    // Over sqrt(features): a kernel's counters are many and move together (twice the loads,
+    // twice the instructions), so the counters' distances keep one scale however many there are.
     const double scale = options_.counter_weight / options_.lengthscale /
-                         std::sqrt(static_cast<double>(std::max<std::size_t>(
-                             1, counter_features_.size())));
+                         std::sqrt(static_cast<double>(std::max<std::size_t>(1, counter_features_.size())));
     for (std::size_t k = 0; k < counter_features_.size(); ++k) {
-      x[parameter_dims_ + k] = counter_features_[k][c] * scale * relevance_[k];
+      x[parameter_dims_ + k] = counter_features_[k][c] * scale;
     }
   }
 
-  // Each predicted counter that varies over the space, as log(1 + value) scaled
-  // to [0, 1]: counters span orders of magnitude, and it is their ratios that
-  // say how configurations differ (twice the memory traffic, half the
-  // occupancy).
-  void weigh_relevance() {
-    const std::size_t n = measured_.size();
-    if (n < 8 || (n & (n - 1)) != 0 || n > options_.max_points ||
-        n == relevance_at_)
-      return;
-    relevance_at_ = n;
-    std::vector<std::pair<double, ConfigIndex>> ok;
-    for (const auto &point : measured_) {
-      if (std::isfinite(point.first))
-        ok.push_back(point);
-    }
-    if (ok.size() < 4)
-      return;
-    const std::vector<double> cost_rank =
-        ranks(ok, [](const auto &p) { return p.first; });
-    double strongest = 0;
-    std::vector<double> rho(counter_features_.size());
-    for (std::size_t k = 0; k < counter_features_.size(); ++k) {
-      const std::vector<double> feature_rank = ranks(ok, [&](const auto &p) {
-        return double{counter_features_[k][p.second]};
-      });
-      rho[k] = std::abs(correlation(cost_rank, feature_rank));
-      strongest = std::max(strongest, rho[k]);
-    }
-    if (!(strongest > 0))
-      return;
-    for (std::size_t k = 0; k < rho.size(); ++k)
-      relevance_[k] = static_cast<float>(rho[k] / strongest);
-    forget_all();
-    refit(measured_, kFirstNugget);
-    modelled_ = measured_.size();
-  }
-
-  // Ranks (ties: mean rank) of key(item) over items.
-  template <typename Key>
-  static std::vector<double>
-  ranks(const std::vector<std::pair<double, ConfigIndex>> &items, Key key) {
-    std::vector<std::size_t> order(items.size());
-    for (std::size_t i = 0; i < order.size(); ++i)
-      order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return key(items[a]) < key(items[b]);
-    });
-    std::vector<double> out(items.size());
-    for (std::size_t i = 0; i < order.size();) {
-      std::size_t j = i;
-      while (j + 1 < order.size() &&
-             key(items[order[j + 1]]) == key(items[order[i]]))
-        ++j;
-      for (std::size_t k = i; k <= j; ++k)
-        out[order[k]] = 0.5 * static_cast<double>(i + j);
-      i = j + 1;
-    }
-    return out;
-  }
-  static double correlation(const std::vector<double> &a,
-                            const std::vector<double> &b) {
-    const double n = static_cast<double>(a.size());
-    double ma = 0, mb = 0;
-    for (std::size_t i = 0; i < a.size(); ++i)
-      ma += a[i], mb += b[i];
-    ma /= n;
-    mb /= n;
-    double ab = 0, aa = 0, bb = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      ab += (a[i] - ma) * (b[i] - mb);
-      aa += (a[i] - ma) * (a[i] - ma);
-      bb += (b[i] - mb) * (b[i] - mb);
-    }
-    return aa > 0 && bb > 0 ? ab / std::sqrt(aa * bb) : 0.0;
-  }
-
-  // The reaction to the profiled first test draws the next initial samples, in
-  // place of as many Latin hypercube points; with nothing to analyse, the
-  // hypercube stays.
-  void draw_by_reaction(const Result &profiled) {
+  // The reaction to the profiled first test draws the next initial samples, in place of as
+  // many Latin hypercube points; with nothing to analyse, the hypercube stays.
+  void draw_by_reaction(const Result& profiled) {
+    // The tuned GPU's facts: those known for the GPU the result names.
     const std::optional<CounterValues> reaction =
-        search::reaction_to(profiled, predicted_, *options_.counter_model,
-                            options_.device, options_.expert, true);
-    if (!reaction)
-      return;
-    const std::vector<search::ReactionTerm> terms =
-        search::reaction_terms(*reaction, predicted_);
-    if (terms.empty())
-      return;
+        search::reaction_to(profiled, predicted_, *options_.counter_model, std::nullopt, options_.expert, true);
+    if (!reaction) return;
+    const std::vector<search::ReactionTerm> terms = search::reaction_terms(*reaction, predicted_);
+    if (terms.empty()) return;
     std::vector<float> scores(space_->size()), weights(space_->size());
     std::vector<std::uint8_t> explored(space_->size(), 0);
-    for (ConfigIndex c = 0; c < space_->size(); ++c)
-      explored[c] = memory_.seen(c) ? 1 : 0;
+    for (ConfigIndex c = 0; c < space_->size(); ++c) explored[c] = memory_.seen(c) ? 1 : 0;
     search::score_configurations(terms, profiled.config_index, scores);
-    const double total = search::normalise_scores(
-        scores, explored, options_.normalisation, weights);
-    if (!(total > 0))
-      return;
+    const double total = search::normalise_scores(scores, explored, options_.normalisation, weights);
+    if (!(total > 0)) return;
     std::vector<ConfigIndex> drawn;
-    for (std::uint64_t c : search::weighted_draws(
-             weights, total, options_.reaction_draws, random_))
-      drawn.push_back(c);
-    std::vector<ConfigIndex> rest(
-        initial_.begin() + static_cast<std::ptrdiff_t>(next_initial_),
-        initial_.end());
+    for (std::uint64_t c : search::weighted_draws(weights, total, options_.reaction_draws, random_)) drawn.push_back(c);
+    std::vector<ConfigIndex> rest(initial_.begin() + static_cast<std::ptrdiff_t>(next_initial_), initial_.end());
     initial_.resize(next_initial_);
     initial_.insert(initial_.end(), drawn.begin(), drawn.end());
-    const std::size_t keep =
-        rest.size() > drawn.size() ? rest.size() - drawn.size() : 0;
-    initial_.insert(initial_.end(), rest.begin(),
-                    rest.begin() + static_cast<std::ptrdiff_t>(keep));
+    const std::size_t keep = rest.size() > drawn.size() ? rest.size() - drawn.size() : 0;
+    initial_.insert(initial_.end(), rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(keep));
   }
 
-  // The source's runtime of each configuration as log(runtime) scaled to [0,
-  // 1], weighted; configurations the source lacks sit at the middle.
-  std::vector<float>
-  source_feature(const std::vector<std::pair<double, ConfigIndex>> &order,
-                 std::uint64_t size) const {
+  // The source's runtime of each configuration as log(runtime) scaled to [0, 1], times
+  // source_weight / counter_weight; configurations the source lacks take 0.5 unweighted, so
+  // unless the two weights are equal they sit outside the range of those it has.
+  std::vector<float> source_feature(const std::vector<std::pair<double, ConfigIndex>>& order, std::uint64_t size) const {
     std::vector<float> out(size, 0.5f);
-    if (order.empty())
-      return out;
-    const double low = std::log(order.front().first),
-                 high = std::log(order.back().first);
-    const double weight = options_.source_weight /
-                          std::max(options_.counter_weight,
-                                   1e-9); // features() applies counter_weight
-    for (const auto &[runtime, c] : order) {
-      out[c] = static_cast<float>(
-          high > low ? weight * (std::log(runtime) - low) / (high - low) : 0.0);
+    if (order.empty()) return out;
+    const double low = std::log(order.front().first), high = std::log(order.back().first);
+    const double weight = options_.source_weight / std::max(options_.counter_weight, 1e-9);  // features() applies counter_weight
+    for (const auto& [runtime, c] : order) {
+      out[c] = static_cast<float>(high > low ? weight * (std::log(runtime) - low) / (high - low) : 0.0);
     }
     return out;
   }
 
-  static std::vector<std::vector<float>>
-  counter_features(const PredictedCounters &predicted) {
+  // Each predicted counter that varies over the space, as log(1 + value) scaled to [0, 1]:
+  // counters span orders of magnitude, and it is their ratios that say how configurations
+  // differ (twice the memory traffic, half the occupancy).
+  static std::vector<std::vector<float>> counter_features(const PredictedCounters& predicted) {
     std::vector<std::vector<float>> out;
-    for (const std::vector<float> &values : predicted.values) {
+    for (const std::vector<float>& values : predicted.values) {
       float low = INFINITY, high = -INFINITY;
       std::vector<float> logs(values.size());
       for (std::size_t c = 0; c < values.size(); ++c) {
@@ -615,26 +447,22 @@ private:
         low = std::min(low, logs[c]);
         high = std::max(high, logs[c]);
       }
-      if (!(high - low > 1e-6f))
-        continue;
-      for (float &v : logs)
-        v = (v - low) / (high - low);
+      if (!(high - low > 1e-6f)) continue;
+      for (float& v : logs) v = (v - low) / (high - low);
       out.push_back(std::move(logs));
     }
     return out;
   }
 
-  std::uint32_t &slot_of(ConfigIndex c) {
-    if (!dense_.empty())
-      return dense_[c].slot;
+  std::uint32_t& slot_of(ConfigIndex c) {
+    if (!dense_.empty()) return dense_[c].slot;
     return sparse_.try_emplace(c, kNone).first->second;
   }
 
   // True the first time c is drawn for the current choice.
   bool newly_drawn(ConfigIndex c) {
     if (!dense_.empty()) {
-      if (dense_[c].draw == draw_)
-        return false;
+      if (dense_[c].draw == draw_) return false;
       dense_[c].draw = draw_;
       return true;
     }
@@ -643,7 +471,7 @@ private:
 
   // Where what is kept of c lies, made on first use.
   std::uint32_t slot_for(ConfigIndex c) {
-    std::uint32_t &slot = slot_of(c);
+    std::uint32_t& slot = slot_of(c);
     if (slot == kNone) {
       slot = static_cast<std::uint32_t>(kept_.size());
       kept_.emplace_back();
@@ -654,8 +482,8 @@ private:
   }
 
   // What is kept in `slot`, v extended to the current model.
-  Kept &scored(std::uint32_t slot) {
-    Kept &k = kept_[slot];
+  Kept& scored(std::uint32_t slot) {
+    Kept& k = kept_[slot];
     if (k.generation != generation_) {
       kept_doubles_ -= k.v.size();
       k.v.clear();
@@ -663,11 +491,9 @@ private:
       k.explained = k.ok = k.failed = k.one = 0;
     }
     const std::size_t from = k.v.size();
-    if (from == model_->size())
-      return k;
+    if (from == model_->size()) return k;
     if (k.v.capacity() < model_->size()) {
-      k.v.reserve(
-          std::min<std::size_t>(2 * model_->size(), options_.max_points));
+      k.v.reserve(std::min<std::size_t>(2 * model_->size(), options_.max_points));
     }
     model_->extend(kept_x_.data() + std::size_t{slot} * dims_, k.v);
     for (std::size_t i = from; i < k.v.size(); ++i) {
@@ -694,8 +520,7 @@ private:
   }
 
   void forget_all() {
-    for (Dense &d : dense_)
-      d.slot = kNone;
+    for (Dense& d : dense_) d.slot = kNone;
     sparse_.clear();
     kept_.clear();
     kept_x_.clear();
@@ -708,24 +533,21 @@ private:
       const double cost = model_points_[i].first;
       return std::isfinite(cost) ? cost : 0.0;
     });
-    model_->extend_solve(targets_.failed, [&](std::size_t i) {
-      return std::isfinite(model_points_[i].first) ? 0.0 : 1.0;
-    });
+    model_->extend_solve(targets_.failed,
+                         [&](std::size_t i) { return std::isfinite(model_points_[i].first) ? 0.0 : 1.0; });
     model_->extend_solve(targets_.one, [](std::size_t) { return 1.0; });
   }
 
-  // Refits the model to `points`, from `nugget` up tenfold until the kernel
-  // matrix is positive definite (nearby configurations make it nearly
-  // singular). All kept v go stale.
-  void refit(std::vector<std::pair<double, ConfigIndex>> points,
-             double nugget) {
+  // Refits the model to `points`, from `nugget` up tenfold until the kernel matrix is
+  // positive definite (nearby configurations make it nearly singular). All kept v go stale.
+  void refit(std::vector<std::pair<double, ConfigIndex>> points, double nugget) {
     ++generation_;
     x_.resize(dims_);
     for (;; nugget *= 10) {
       model_->clear(nugget);
       model_points_.clear();
       bool ok = true;
-      for (const auto &point : points) {
+      for (const auto& point : points) {
         features(point.second, x_.data());
         v_.clear();
         model_->extend(x_.data(), v_);
@@ -735,39 +557,33 @@ private:
         }
         model_points_.push_back(point);
       }
-      if (ok)
-        break;
+      if (ok) break;
     }
     targets_ = {};
     extend_targets();
   }
 
-  // Brings the model up to date with the measurements since the last choice: it
-  // holds every measurement up to max_points, and past them a selection of
-  // max_points made afresh at every choice.
+  // Brings the model up to date with the measurements since the last choice: it holds every
+  // measurement up to max_points, and past them a selection of max_points made afresh at
+  // every choice.
   void update_model() {
     const std::size_t cap = options_.max_points;
     if (measured_.size() > cap) {
-      // The fastest half, where expected improvement is decided, and an even
-      // spread of the rest by rank: a model of the fastest only would forget
-      // where the slow regions are and find them uncertain, so worth testing,
-      // again and again.
+      // The fastest half, where expected improvement is decided, and an even spread of the
+      // rest by rank: a model of the fastest only would forget where the slow regions are
+      // and find them uncertain, so worth testing, again and again.
       std::vector<std::pair<double, ConfigIndex>> points = measured_;
-      std::sort(points.begin(), points.end()); // failures (infinite) last
+      std::sort(points.begin(), points.end());  // failures (infinite) last
       const std::size_t fastest = cap / 2;
       const std::size_t spread = cap - fastest;
-      const double stride = static_cast<double>(points.size() - fastest) /
-                            static_cast<double>(spread);
-      std::vector<std::pair<double, ConfigIndex>> kept(
-          points.begin(),
-          points.begin() + static_cast<std::ptrdiff_t>(fastest));
+      const double stride = static_cast<double>(points.size() - fastest) / static_cast<double>(spread);
+      std::vector<std::pair<double, ConfigIndex>> kept(points.begin(),
+                                                       points.begin() + static_cast<std::ptrdiff_t>(fastest));
       for (std::size_t k = 0; k < spread; ++k) {
-        kept.push_back(points[fastest + static_cast<std::size_t>(
-                                            static_cast<double>(k) * stride)]);
+        kept.push_back(points[fastest + static_cast<std::size_t>(static_cast<double>(k) * stride)]);
       }
       refit(std::move(kept), kFirstNugget);
-      for (; modelled_ < measured_.size(); ++modelled_)
-        forget(measured_[modelled_].second);
+      for (; modelled_ < measured_.size(); ++modelled_) forget(measured_[modelled_].second);
       return;
     }
     for (; modelled_ < measured_.size(); ++modelled_) {
@@ -775,8 +591,7 @@ private:
       // Its v is mostly kept from the choice that proposed it.
       const std::uint32_t slot = slot_for(point.second);
       scored(slot);
-      if (model_->append(kept_x_.data() + std::size_t{slot} * dims_,
-                         kept_[slot].v)) {
+      if (model_->append(kept_x_.data() + std::size_t{slot} * dims_, kept_[slot].v)) {
         model_points_.push_back(point);
         extend_targets();
       } else {
@@ -789,24 +604,19 @@ private:
   }
 
   std::vector<ConfigIndex> most_promising(std::size_t count) {
-    if (kept_doubles_ > kKeptLimit)
-      forget_all();
-    if (options_.relevance && !counter_features_.empty())
-      weigh_relevance();
+    if (kept_doubles_ > kKeptLimit) forget_all();
     update_model();
 
-    // Standardised targets: the kernel has unit variance. Failures take the
-    // slowest successful runtime, so they read as bad without an outlier that
-    // would swamp the scale.
+    // Standardised targets: the kernel has unit variance. Failures take the slowest
+    // successful runtime, so they read as bad without an outlier that would swamp the scale.
     const std::size_t n = model_points_.size();
     const double failed = slowest_ok_ > 0 ? slowest_ok_ : 1.0;
     double mean = 0;
-    for (const auto &[cost, c] : model_points_)
-      mean += std::isfinite(cost) ? cost : failed;
+    for (const auto& [cost, c] : model_points_) mean += std::isfinite(cost) ? cost : failed;
     mean /= static_cast<double>(n);
     double variance = 0;
     double lowest = std::numeric_limits<double>::infinity();
-    for (const auto &[cost, c] : model_points_) {
+    for (const auto& [cost, c] : model_points_) {
       const double y = std::isfinite(cost) ? cost : failed;
       variance += (y - mean) * (y - mean);
       lowest = std::min(lowest, y);
@@ -815,64 +625,52 @@ private:
     const double scale = spread > 0 ? spread : 1.0;
     const double best = (lowest - mean) / scale;
 
-    // Mean at c: k(X, c)^T K^-1 y = v . L^-1 y, L^-1 y = (ok + failed x failure
-    // - mean x one) / scale. The `count` of highest expected improvement, ties
-    // to the lower index (candidates ascend).
+    // Mean at c: k(X, c)^T K^-1 y = v . L^-1 y, L^-1 y = (ok + failed x failure - mean x one) / scale.
+    // The `count` of highest expected improvement, ties to the lower index (candidates ascend).
     std::vector<std::pair<double, ConfigIndex>> ranked;
     for (ConfigIndex c : candidates(fastest_.second)) {
-      const Kept &k = scored(slot_for(c));
+      const Kept& k = scored(slot_for(c));
       const double mu = (k.ok + failed * k.failed - mean * k.one) / scale;
       const double sigma = std::sqrt(std::max(0.0, 1.0 - k.explained));
       const double ei = expected_improvement(best - options_.xi - mu, sigma);
       ranked.emplace_back(std::isnan(ei) ? 1.0 : -ei, c);
     }
     const std::size_t keep = std::min(count, ranked.size());
-    std::partial_sort(ranked.begin(),
-                      ranked.begin() + static_cast<std::ptrdiff_t>(keep),
-                      ranked.end());
+    std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(keep), ranked.end());
     std::vector<ConfigIndex> chosen;
-    for (std::size_t i = 0; i < keep; ++i)
-      chosen.push_back(ranked[i].second);
+    for (std::size_t i = 0; i < keep; ++i) chosen.push_back(ranked[i].second);
     return chosen;
   }
 
-  // Untested candidates, ascending: every one in a small space, else a random
-  // subset; plus the untested Hamming neighbours of the fastest configuration,
-  // where improvement is most likely.
-  const std::vector<ConfigIndex> &candidates(ConfigIndex best) {
+  // Untested candidates, ascending: every one in a small space, else a random subset; plus the
+  // untested Hamming neighbours of the fastest configuration, where improvement is most likely.
+  const std::vector<ConfigIndex>& candidates(ConfigIndex best) {
     ++draw_;
     drawn_.clear();
     pool_.clear();
     if (space_->size() <= 4 * options_.candidates) {
       for (ConfigIndex c = 0; c < space_->size(); ++c) {
-        if (!memory_.seen(c))
-          pool_.push_back(c);
+        if (!memory_.seen(c)) pool_.push_back(c);
       }
     } else {
-      for (std::uint64_t attempt = 0; attempt < 4 * options_.candidates &&
-                                      pool_.size() < options_.candidates;
-           ++attempt) {
+      for (std::uint64_t attempt = 0;
+           attempt < 4 * options_.candidates && pool_.size() < options_.candidates; ++attempt) {
         const ConfigIndex c = space_->sample(random_.engine());
-        if (!memory_.seen(c) && newly_drawn(c))
-          pool_.push_back(c);
+        if (!memory_.seen(c) && newly_drawn(c)) pool_.push_back(c);
       }
     }
     for (ConfigIndex c : space_->neighbours(best)) {
-      if (!memory_.seen(c))
-        pool_.push_back(c);
+      if (!memory_.seen(c)) pool_.push_back(c);
     }
-    if (pool_.empty())
-      pool_.push_back(*memory_.random_unseen(*space_, random_));
+    if (pool_.empty()) pool_.push_back(*memory_.random_unseen(*space_, random_));
     std::sort(pool_.begin(), pool_.end());
     pool_.erase(std::unique(pool_.begin(), pool_.end()), pool_.end());
     return pool_;
   }
 
-  // E[max(0, gain)] for a Gaussian gain with mean `gain` and standard deviation
-  // `sigma`.
+  // E[max(0, gain)] for a Gaussian gain with mean `gain` and standard deviation `sigma`.
   static double expected_improvement(double gain, double sigma) {
-    if (sigma <= 1e-12)
-      return std::max(0.0, gain);
+    if (sigma <= 1e-12) return std::max(0.0, gain);
     const double z = gain / sigma;
     const double pdf = std::exp(-0.5 * z * z) / std::sqrt(2 * std::numbers::pi);
     const double cdf = 0.5 * std::erfc(-z / std::numbers::sqrt2);
@@ -881,111 +679,85 @@ private:
 
   search::Random random_;
   BayesOptions options_;
-  const Space *space_ = nullptr;
+  const Space* space_ = nullptr;
   std::size_t parameter_dims_ = 0;
-  PredictedCounters predicted_;  // with a counter model
-  std::vector<float> relevance_; // per counter feature, in [0, 1]
-  std::size_t relevance_at_ = 0; // measurements when it was last weighed
-  std::optional<ConfigIndex>
-      awaiting_profile_; // the profiled first test, until it is observed
-  std::vector<std::vector<float>>
-      counter_features_; // [counter][ConfigIndex], in [0, 1]
+  PredictedCounters predicted_;                // with a counter model
+  std::optional<ConfigIndex> awaiting_profile_;  // the profiled first test, until it is observed
+  std::vector<std::vector<float>> counter_features_;  // [counter][ConfigIndex], in [0, 1]
   std::size_t dims_ = 0;
   search::Memory memory_;
   std::vector<ConfigIndex> initial_;
   std::size_t next_initial_ = 0;
-  std::vector<std::pair<double, ConfigIndex>>
-      measured_;                           // (cost, configuration), as observed
-  std::pair<double, ConfigIndex> fastest_; // the least of measured_
-  double slowest_ok_ = 0;                  // the slowest successful cost
+  std::vector<std::pair<double, ConfigIndex>> measured_;  // (cost, configuration), as observed
+  std::pair<double, ConfigIndex> fastest_;                // the least of measured_
+  double slowest_ok_ = 0;                                 // the slowest successful cost
 
   std::unique_ptr<IncrementalCholesky> model_;
-  std::vector<std::pair<double, ConfigIndex>>
-      model_points_; // in the model's order
+  std::vector<std::pair<double, ConfigIndex>> model_points_;  // in the model's order
   Targets targets_;
-  std::size_t modelled_ =
-      0; // measured_[0 .. modelled_) have been offered to the model
-  std::uint64_t generation_ =
-      0; // bumped by every refit, when all kept v go stale
+  std::size_t modelled_ = 0;      // measured_[0 .. modelled_) have been offered to the model
+  std::uint64_t generation_ = 0;  // bumped by every refit, when all kept v go stale
 
-  std::vector<Dense> dense_; // per configuration, in spaces up to kDenseUpTo
-  std::unordered_map<ConfigIndex, std::uint32_t>
-      sparse_; // configuration -> slot, in larger ones
-  std::unordered_set<ConfigIndex>
-      drawn_; // drawn for this choice, in larger ones
+  std::vector<Dense> dense_;  // per configuration, in spaces up to kDenseUpTo
+  std::unordered_map<ConfigIndex, std::uint32_t> sparse_;  // configuration -> slot, in larger ones
+  std::unordered_set<ConfigIndex> drawn_;                  // drawn for this choice, in larger ones
   std::uint32_t draw_ = 0;
   std::vector<Kept> kept_;
-  std::vector<double> kept_x_;   // the features of kept_[s] at s x dims
-  std::size_t kept_doubles_ = 0; // in kept_[*].v
+  std::vector<double> kept_x_;    // the features of kept_[s] at s x dims
+  std::size_t kept_doubles_ = 0;  // in kept_[*].v
 
-  std::vector<ConfigIndex> pool_;      // candidates of the current choice
-  std::vector<std::uint32_t> indices_; // scratch
-  std::vector<double> x_, v_;          // scratch
+  std::vector<ConfigIndex> pool_;       // candidates of the current choice
+  std::vector<std::uint32_t> indices_;  // scratch
+  std::vector<double> x_, v_;           // scratch
 };
 
-} // namespace
+}  // namespace
 
 namespace {
 
-std::unique_ptr<Searcher> make_bayes(const SearcherOptions &options,
-                                     BayesOptions bayes, bool with_model) {
+std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOptions bayes, bool with_model) {
   search::Settings settings(bayes.name, options.settings);
-  bayes.initial_samples =
-      settings.integer("popsize", bayes.initial_samples, 1, 1'000'000);
-  bayes.latin_hypercube =
-      settings.choice("samplingmethod", "lhs", {"lhs", "random"}) == "lhs";
-  bayes.candidates =
-      settings.integer("candidates", bayes.candidates, 1, 10'000'000);
+  bayes.initial_samples = settings.integer("popsize", bayes.initial_samples, 1, 1'000'000);
+  bayes.latin_hypercube = settings.choice("samplingmethod", "lhs", {"lhs", "random"}) == "lhs";
+  bayes.candidates = settings.integer("candidates", bayes.candidates, 1, 10'000'000);
   bayes.max_points = settings.integer("max_points", bayes.max_points, 2, 5'000);
-  const std::string covariance = settings.choice(
-      "covariancekernel", "matern32", {"matern32", "matern52", "rbf"});
+  const std::string covariance =
+      settings.choice("covariancekernel", "matern32", {"matern32", "matern52", "rbf"});
   bayes.covariance = covariance == "matern32"   ? Covariance::Matern32
                      : covariance == "matern52" ? Covariance::Matern52
                                                 : Covariance::Rbf;
-  bayes.lengthscale =
-      settings.number("covariancelengthscale", bayes.lengthscale, 1e-6, 1e6);
+  bayes.lengthscale = settings.number("covariancelengthscale", bayes.lengthscale, 1e-6, 1e6);
   bayes.xi = settings.number("xi", bayes.xi, 0, 1e6);
   bayes.batch = settings.integer("batch", bayes.batch, 1, 1'000'000);
-  bayes.counter_weight =
-      settings.number("counter_weight", bayes.counter_weight, 0, 1e6);
-  bayes.parameter_weight =
-      settings.number("parameter_weight", bayes.parameter_weight, 0, 1e6);
+  bayes.counter_weight = settings.number("counter_weight", bayes.counter_weight, 0, 1e6);
+  bayes.parameter_weight = settings.number("parameter_weight", bayes.parameter_weight, 0, 1e6);
   std::string source;
   if (with_model) {
     source = settings.text("source");
-    bayes.source_first =
-        settings.integer("source_first", bayes.source_first, 0, 1'000'000);
-    bayes.source_weight =
-        settings.number("source_weight", bayes.source_weight, 0, 1e6);
-    bayes.reaction_draws =
-        settings.integer("reaction_draws", bayes.reaction_draws, 0, 1'000'000);
+    bayes.source_first = settings.integer("source_first", bayes.source_first, 0, 1'000'000);
+    bayes.source_weight = settings.number("source_weight", bayes.source_weight, 0, 1e6);
+    bayes.reaction_draws = settings.integer("reaction_draws", bayes.reaction_draws, 0, 1'000'000);
     bayes.expert.compute_bound = settings.flag("compute_bound", false);
-    bayes.relevance = settings.flag("relevance", bayes.relevance);
   }
   settings.finish();
-  if (!source.empty())
-    bayes.source = search::load_source_cached(source);
-  if (with_model)
-    bayes.counter_model = search::load_model_cached(options.model_path);
+  if (!source.empty()) bayes.source = search::load_source_cached(source);
+  if (with_model) bayes.counter_model = search::load_model_cached(options.model_path);
   return std::make_unique<BayesSearcher>(options.seed, bayes);
 }
 
-} // namespace
+}  // namespace
 
-std::unique_ptr<Searcher> make_bayes_searcher(const SearcherOptions &options) {
+std::unique_ptr<Searcher> make_bayes_searcher(const SearcherOptions& options) {
   return make_bayes(options, BayesOptions{}, false);
 }
 
-// The counter-guided searcher: Bayesian optimisation whose features include the
-// counters a model (trained on another GPU or input) predicts for every
-// configuration.
-std::unique_ptr<Searcher> make_guided_searcher(const SearcherOptions &options) {
+// The counter-guided searcher: Bayesian optimisation whose features include the counters a
+// model (trained on another GPU or input) predicts for every configuration.
+std::unique_ptr<Searcher> make_guided_searcher(const SearcherOptions& options) {
   if (options.model_path.empty()) {
-    throw Error("searcher 'guided' needs a counter model: --model FILE (train "
-                "one with `steer model train`, docs/models.md)");
+    throw Error("searcher 'guided' needs a counter model: --model FILE (train one with `steer model train`, docs/models.md)");
   }
-  // Chosen by cross-validation over the recordings with counters
-  // (docs/searchers.md).
+  // Chosen by cross-validation over the recordings with counters (docs/searchers.md).
   BayesOptions guided;
   guided.name = "guided";
   guided.initial_samples = 4;
@@ -996,4 +768,4 @@ std::unique_ptr<Searcher> make_guided_searcher(const SearcherOptions &options) {
   return make_bayes(options, guided, true);
 }
 
-} // namespace steer
+}  // namespace steer

@@ -40,14 +40,13 @@ struct GeneticOptions {
   std::uint64_t screen = 1;            // children bred per child tested, ranked by the model (1: none)
   double kappa = 1.0;                  // the model's lower confidence bound: mean - kappa x sd
   double ridge = 1.0;                  // the model's prior precision per value
-  std::string name = "genetic";
 };
 
 class GeneticSearcher final : public Searcher {
  public:
   GeneticSearcher(std::uint64_t seed, GeneticOptions options)
       : random_(seed), options_(options), model_(options.ridge) {}
-  std::string name() const override { return options_.name; }
+  std::string name() const override { return "genetic"; }
 
   void start(const Space& space) override {
     space_ = &space;
@@ -249,10 +248,9 @@ class GeneticSearcher final : public Searcher {
 
 }  // namespace
 
-namespace {
-
-std::unique_ptr<Searcher> make_genetic(const SearcherOptions& options, GeneticOptions genetic) {
-  search::Settings settings(genetic.name, options.settings);
+std::unique_ptr<Searcher> make_genetic_searcher(const SearcherOptions& options) {
+  GeneticOptions genetic;
+  search::Settings settings("genetic", options.settings);
   genetic.popsize_given = options.settings.contains("popsize");
   genetic.popsize = settings.integer("popsize", genetic.popsize, 2, 1'000'000);
   genetic.maxiter = settings.integer("maxiter", genetic.maxiter, 1, 1'000'000);
@@ -271,12 +269,6 @@ std::unique_ptr<Searcher> make_genetic(const SearcherOptions& options, GeneticOp
   genetic.ridge = settings.number("ridge", genetic.ridge, 1e-6, 1e6);
   settings.finish();
   return std::make_unique<GeneticSearcher>(options.seed, genetic);
-}
-
-}  // namespace
-
-std::unique_ptr<Searcher> make_genetic_searcher(const SearcherOptions& options) {
-  return make_genetic(options, GeneticOptions{});
 }
 
 }  // namespace steer

@@ -1,9 +1,8 @@
-// The counter-guided searcher is Bayesian optimisation over the counters a
-// model predicts for every configuration: where the runtime follows a counter
-// that the parameters shape in a way the parameters alone hide, it finds the
-// fastest configuration in far fewer tests than the same optimisation over the
-// parameters. It tests a source recording's fastest first, can profile its
-// first test to let the expert system draw the next, and proposes every
+// The counter-guided searcher is Bayesian optimisation over the counters a model predicts for
+// every configuration: where the runtime follows a counter that the parameters shape in a way
+// the parameters alone hide, it finds the fastest configuration in far fewer tests than the
+// same optimisation over the parameters. It tests a source recording's fastest first, can
+// profile its first test to let the expert system draw the next, and proposes every
 // configuration once.
 #include <gtest/gtest.h>
 
@@ -23,29 +22,25 @@ namespace {
 
 const std::filesystem::path kData = STEER_DATA_DIR "/recordings";
 
-// A x B in 1..20: the model's counter is A * B (the work per thread, say), and
-// the runtime is best where A * B is 90: six configurations on a hyperbola
-// across the parameter grid.
+// A x B in 1..20: the model's counter is A * B (the work per thread, say), and the runtime is
+// best where A * B is 90: six configurations on a hyperbola across the parameter grid.
 Space grid_space() {
   SpaceDefinition def;
   std::vector<Value> values;
-  for (int v = 1; v <= 20; ++v)
-    values.emplace_back(v);
+  for (int v = 1; v <= 20; ++v) values.emplace_back(v);
   def.add_parameter("A", values);
   def.add_parameter("B", values);
   return Space::build(def);
 }
 
-double runtime_of(const Space &space, ConfigIndex c) {
-  const double a = space.value(c, 0).as_double(),
-               b = space.value(c, 1).as_double();
+double runtime_of(const Space& space, ConfigIndex c) {
+  const double a = space.value(c, 0).as_double(), b = space.value(c, 1).as_double();
   return 1.0 + std::abs(a * b - 90.0) / 10.0;
 }
 
 std::string grid_model() {
   static const std::filesystem::path file =
-      std::filesystem::temp_directory_path() /
-      ("steer_guided_test_" + std::to_string(getpid()) + ".json");
+      std::filesystem::temp_directory_path() / ("steer_guided_test_" + std::to_string(getpid()) + ".json");
   static const bool written = [] {
     TrainingSet data;
     data.parameters = grid_space().parameters();
@@ -70,19 +65,16 @@ struct Route {
   std::vector<bool> profiled;
 };
 
-// Answers every proposal at once until the searcher is done or `limit` tests
-// ran.
+// Answers every proposal at once until the searcher is done or `limit` tests ran.
 template <typename Measure>
-Route drive(Searcher &searcher, const Space &space, std::size_t batch,
-            std::size_t limit, Measure measure) {
+Route drive(Searcher& searcher, const Space& space, std::size_t batch, std::size_t limit, Measure measure) {
   searcher.start(space);
   Route run;
   while (run.order.size() < limit) {
     const std::vector<Proposal> proposals = searcher.propose(batch);
     EXPECT_LE(proposals.size(), batch);
-    if (proposals.empty())
-      break;
-    for (const Proposal &p : proposals) {
+    if (proposals.empty()) break;
+    for (const Proposal& p : proposals) {
       run.order.push_back(p.config);
       run.profiled.push_back(p.measure.counters);
       searcher.observe(measure(p.config));
@@ -91,7 +83,7 @@ Route drive(Searcher &searcher, const Space &space, std::size_t batch,
   return run;
 }
 
-Result grid_result(const Space &space, ConfigIndex c) {
+Result grid_result(const Space& space, ConfigIndex c) {
   Result r;
   r.config_index = c;
   r.status = Status::Ok;
@@ -99,16 +91,12 @@ Result grid_result(const Space &space, ConfigIndex c) {
   return r;
 }
 
-std::size_t tests_to_fastest(const std::string &searcher_name,
-                             std::uint64_t seed, const std::string &model) {
+std::size_t tests_to_fastest(const std::string& searcher_name, std::uint64_t seed, const std::string& model) {
   const Space space = grid_space();
-  auto searcher = make_searcher(
-      searcher_name, {.seed = seed, .model_path = model, .settings = {}});
-  const Route run = drive(*searcher, space, 1, space.size(),
-                          [&](ConfigIndex c) { return grid_result(space, c); });
+  auto searcher = make_searcher(searcher_name, {.seed = seed, .model_path = model, .settings = {}});
+  const Route run = drive(*searcher, space, 1, space.size(), [&](ConfigIndex c) { return grid_result(space, c); });
   for (std::size_t i = 0; i < run.order.size(); ++i) {
-    if (runtime_of(space, run.order[i]) == 1.0)
-      return i + 1;
+    if (runtime_of(space, run.order[i]) == 1.0) return i + 1;
   }
   return run.order.size() + 1;
 }
@@ -129,41 +117,27 @@ TEST(GuidedSearcher, ProposesEveryConfigurationOnceAndIsDeterministic) {
   const std::string model = grid_model();
   auto measure = [&](ConfigIndex c) {
     Result r = grid_result(space, c);
-    if (c % 7 == 3)
-      r.status = Status::LaunchError;
+    if (c % 7 == 3) r.status = Status::LaunchError;
     return r;
   };
   for (std::size_t batch : {1u, 3u}) {
-    auto a = make_searcher("guided",
-                           {.seed = 5, .model_path = model, .settings = {}});
-    auto b = make_searcher("guided",
-                           {.seed = 5, .model_path = model, .settings = {}});
+    auto a = make_searcher("guided", {.seed = 5, .model_path = model, .settings = {}});
+    auto b = make_searcher("guided", {.seed = 5, .model_path = model, .settings = {}});
     const Route first = drive(*a, space, batch, space.size() + 1, measure);
     EXPECT_EQ(first.order.size(), space.size());
-    EXPECT_EQ(
-        std::set<ConfigIndex>(first.order.begin(), first.order.end()).size(),
-        space.size());
-    EXPECT_EQ(first.order,
-              drive(*b, space, batch, space.size() + 1, measure).order);
+    EXPECT_EQ(std::set<ConfigIndex>(first.order.begin(), first.order.end()).size(), space.size());
+    EXPECT_EQ(first.order, drive(*b, space, batch, space.size() + 1, measure).order);
   }
 }
 
 TEST(GuidedSearcher, TestsTheSourcesFastestFirst) {
-  const Recording tuned =
-      Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
-  const std::string source =
-      (kData / "ktt/coulomb_gtx1070.ktt.json.gz").string();
+  const Recording tuned = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
+  const std::string source = (kData / "ktt/coulomb_gtx1070.ktt.json.gz").string();
   const std::filesystem::path model =
-      std::filesystem::temp_directory_path() /
-      ("steer_guided_test_coulomb_" + std::to_string(getpid()) + ".json");
-  CounterModel::train(training_set(Recording::load(source), source),
-                      {.kind = ModelKind::Tree})
-      .save(model);
-  auto transfer =
-      make_searcher("transfer", {.seed = 1, .settings = {{"source", source}}});
-  auto guided = make_searcher("guided", {.seed = 1,
-                                         .model_path = model.string(),
-                                         .settings = {{"source", source}}});
+      std::filesystem::temp_directory_path() / ("steer_guided_test_coulomb_" + std::to_string(getpid()) + ".json");
+  CounterModel::train(training_set(Recording::load(source), source), {.kind = ModelKind::Tree}).save(model);
+  auto transfer = make_searcher("transfer", {.seed = 1, .settings = {{"source", source}}});
+  auto guided = make_searcher("guided", {.seed = 1, .model_path = model.string(), .settings = {{"source", source}}});
   auto replay = [&](ConfigIndex c) { return tuned.replay(c); };
   const Route by_transfer = drive(*transfer, tuned.space(), 1, 1, replay);
   const Route by_guided = drive(*guided, tuned.space(), 1, 20, replay);
@@ -172,30 +146,22 @@ TEST(GuidedSearcher, TestsTheSourcesFastestFirst) {
 }
 
 TEST(GuidedSearcher, WithReactionDrawsProfilesTheFirstTestAndWaitsForIt) {
-  const Recording recording =
-      Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
+  const Recording recording = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
   const std::string file = (kData / "ktt/coulomb_rtx2080.ktt.json.gz").string();
   const std::filesystem::path model =
-      std::filesystem::temp_directory_path() /
-      ("steer_guided_test_self_" + std::to_string(getpid()) + ".json");
-  CounterModel::train(training_set(recording, file), {.kind = ModelKind::Tree})
-      .save(model);
+      std::filesystem::temp_directory_path() / ("steer_guided_test_self_" + std::to_string(getpid()) + ".json");
+  CounterModel::train(training_set(recording, file), {.kind = ModelKind::Tree}).save(model);
   auto searcher = make_searcher(
-      "guided",
-      {.seed = 2,
-       .model_path = model.string(),
-       .settings = {{"reaction_draws", "3"}, {"compute_bound", "true"}}});
+      "guided", {.seed = 2, .model_path = model.string(), .settings = {{"reaction_draws", "3"}, {"compute_bound", "true"}}});
   searcher->start(recording.space());
   const std::vector<Proposal> first = searcher->propose(8);
   ASSERT_EQ(first.size(), 1u);
   EXPECT_TRUE(first[0].measure.counters);
-  EXPECT_TRUE(searcher->propose(8).empty())
-      << "its counters decide the next tests";
+  EXPECT_TRUE(searcher->propose(8).empty()) << "its counters decide the next tests";
   searcher->observe(recording.replay(first[0].config));
   const std::vector<Proposal> next = searcher->propose(8);
   EXPECT_FALSE(next.empty());
-  for (const Proposal &p : next)
-    EXPECT_FALSE(p.measure.counters);
+  for (const Proposal& p : next) EXPECT_FALSE(p.measure.counters);
   std::filesystem::remove(model);
 }
 
@@ -203,61 +169,50 @@ TEST(GuidedSearcher, IsTheDefaultSearcherWhenAModelIsGiven) {
   const Space space = grid_space();
   const std::string model = grid_model();
   auto measure = [&](ConfigIndex c) { return grid_result(space, c); };
-  auto by_default = make_searcher(
-      "default", {.seed = 7, .model_path = model, .settings = {}});
-  auto guided =
-      make_searcher("guided", {.seed = 7, .model_path = model, .settings = {}});
+  auto by_default = make_searcher("default", {.seed = 7, .model_path = model, .settings = {}});
+  auto guided = make_searcher("guided", {.seed = 7, .model_path = model, .settings = {}});
   auto genetic = make_searcher("genetic", {.seed = 7, .settings = {}});
   auto time_only = make_searcher("default", {.seed = 7, .settings = {}});
   EXPECT_EQ(by_default->name(), "default");
-  EXPECT_EQ(drive(*by_default, space, 1, 60, measure).order,
-            drive(*guided, space, 1, 60, measure).order);
-  EXPECT_EQ(drive(*time_only, space, 4, 60, measure).order,
-            drive(*genetic, space, 4, 60, measure).order)
+  EXPECT_EQ(drive(*by_default, space, 1, 60, measure).order, drive(*guided, space, 1, 60, measure).order);
+  EXPECT_EQ(drive(*time_only, space, 4, 60, measure).order, drive(*genetic, space, 4, 60, measure).order)
       << "without a model: the genetic algorithm";
 }
 
 TEST(GuidedSearcher, WithABatchProposesSeveralOfHighExpectedImprovementAtOnce) {
   const Space space = grid_space();
   const std::string model = grid_model();
-  auto batched = make_searcher(
-      "guided", {.seed = 3, .model_path = model, .settings = {{"batch", "4"}}});
+  auto batched = make_searcher("guided", {.seed = 3, .model_path = model, .settings = {{"batch", "4"}}});
   batched->start(space);
   std::set<ConfigIndex> seen;
-  auto answer = [&](const std::vector<Proposal> &proposals) {
-    for (const Proposal &p : proposals) {
-      EXPECT_TRUE(seen.insert(p.config).second)
-          << "proposed twice: " << p.config;
+  auto answer = [&](const std::vector<Proposal>& proposals) {
+    for (const Proposal& p : proposals) {
+      EXPECT_TRUE(seen.insert(p.config).second) << "proposed twice: " << p.config;
       batched->observe(grid_result(space, p.config));
     }
   };
-  answer(batched->propose(16)); // the initial design
+  answer(batched->propose(16));  // the initial design
   for (int round = 0; round < 5; ++round) {
     const std::vector<Proposal> proposals = batched->propose(16);
     EXPECT_EQ(proposals.size(), 4u) << "batch 4 of the 16 asked for";
-    EXPECT_TRUE(batched->propose(16).empty())
-        << "the next choice waits for these results";
+    EXPECT_TRUE(batched->propose(16).empty()) << "the next choice waits for these results";
     answer(proposals);
   }
   // One at a time it chooses as without a batch.
-  auto one = make_searcher(
-      "guided", {.seed = 3, .model_path = model, .settings = {{"batch", "4"}}});
-  auto plain =
-      make_searcher("guided", {.seed = 3, .model_path = model, .settings = {}});
+  auto one = make_searcher("guided", {.seed = 3, .model_path = model, .settings = {{"batch", "4"}}});
+  auto plain = make_searcher("guided", {.seed = 3, .model_path = model, .settings = {}});
   auto measure = [&](ConfigIndex c) { return grid_result(space, c); };
-  EXPECT_EQ(drive(*one, space, 1, 40, measure).order,
-            drive(*plain, space, 1, 40, measure).order);
+  EXPECT_EQ(drive(*one, space, 1, 40, measure).order, drive(*plain, space, 1, 40, measure).order);
 }
 
 TEST(GuidedSearcher, NeedsAModel) {
   try {
     make_searcher("guided", SearcherOptions{});
     FAIL() << "expected an error";
-  } catch (const Error &e) {
-    EXPECT_NE(std::string(e.what()).find("--model"), std::string::npos)
-        << e.what();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--model"), std::string::npos) << e.what();
   }
 }
 
-} // namespace
-} // namespace steer
+}  // namespace
+}  // namespace steer
