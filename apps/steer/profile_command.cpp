@@ -57,16 +57,6 @@ class SingleConfiguration final : public Searcher {
   int times_ = 1, proposed_ = 0;
 };
 
-std::vector<std::pair<std::string, double>> bottleneck_list(const Bottlenecks& b) {
-  return {{"dram_read", b.dram_read}, {"dram_write", b.dram_write}, {"l2_read", b.l2_read},
-          {"l2_write", b.l2_write},   {"shr_load", b.shr_load},     {"shr_store", b.shr_store},
-          {"tex", b.tex},             {"local", b.local},           {"inst_f32", b.inst_f32},
-          {"inst_f64", b.inst_f64},   {"inst_int", b.inst_int},     {"inst_misc", b.inst_misc},
-          {"inst_ldst", b.inst_ldst}, {"inst_cont", b.inst_cont},   {"inst_bconv", b.inst_bconv},
-          {"issue", b.issue},         {"sm", b.sm},                 {"occupancy", b.occupancy},
-          {"parallelism", b.parallelism}};
-}
-
 // What the report shows: one or more results of one configuration (several with --repeat).
 struct Profiled {
   std::string key, device, size;
@@ -173,7 +163,7 @@ int report_profile(const ProfileArgs& args, const Spec& spec, const Profiled& pr
   if (profiled.counters_asked) try {
     const Bottlenecks b = analyse_bottlenecks(canonical.values, facts, expert);
     nlohmann::json bottlenecks = nlohmann::json::object();
-    for (const auto& [name, value] : bottleneck_list(b)) bottlenecks[name] = value;
+    for (const auto& [name, value] : named_bottlenecks(b)) bottlenecks[name] = value;
     out["bottlenecks"] = bottlenecks;
     out["reaction"] = required_counter_changes(b, expert);
   } catch (const CounterError& e) {

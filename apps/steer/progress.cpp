@@ -45,6 +45,11 @@ void Progress::update(const Result& result, const TuneProgress& p) {
   drawn_ = true;
 }
 
+void Progress::note(const std::string& line) {
+  fmt::print(stderr, "{}{}\n", terminal_ && drawn_ ? "\r\033[K" : "", line);
+  drawn_ = false;
+}
+
 void Progress::finish() {
   if (terminal_ && drawn_) fmt::print(stderr, "\n");
 }

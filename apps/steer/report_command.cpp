@@ -21,6 +21,7 @@ struct ReportArgs {
   std::string db;
   std::optional<std::int64_t> tuning;
   std::string simulation;
+  std::string explain;
   std::vector<std::string> searchers;
   std::uint64_t runs = 100;
   double target = 1.1;
@@ -58,8 +59,10 @@ SimulationReport simulate_here(const Recording& recording, const ReportArgs& arg
 }
 
 int run_report(const ReportArgs& args) {
-  if (args.db.empty() && args.simulation.empty()) {
-    throw Error("nothing to report: give --db FILE (a recording or results store), --simulation FILE, or both");
+  if (args.db.empty() && args.simulation.empty() && args.explain.empty()) {
+    throw Error(
+        "nothing to report: give --db FILE (a recording or results store), --simulation FILE, --explain FILE, or "
+        "several");
   }
   if (!args.searchers.empty() && args.db.empty()) throw Error("--searcher simulates on the --db recording: give --db");
   if (!args.searchers.empty() && !args.simulation.empty()) {
@@ -100,7 +103,8 @@ int run_report(const ReportArgs& args) {
                     .imported = imported ? &*imported : nullptr,
                     .recording = recording ? &*recording : nullptr,
                     .simulation = simulation ? &*simulation : nullptr,
-                    .spaces = spaces.empty() ? nullptr : &spaces};
+                    .spaces = spaces.empty() ? nullptr : &spaces,
+                    .explanations = args.explain};
   ReportOptions options{.out = args.out, .title = args.title, .bins = args.bins, .plots = !args.no_plots,
                         .python = args.python};
   const std::size_t plots = write_report(input, options);
@@ -120,6 +124,9 @@ Runner register_report(CLI::App& app) {
                       "Results store (SQLite, .gz read) or any recording steer import reads: runtime histogram, "
                       "time-energy Pareto plot, best so far in recorded order");
   command->add_option("--tuning", args->tuning, "Tuning id, for a store with several");
+  command->add_option("--explain", args->explain,
+                      "The explanations of a tuning run (steer tune --explain-to FILE): what the counters decided")
+      ->check(CLI::ExistingFile);
   command->add_option("--simulation", args->simulation,
                       "Output of `steer simulate --json --details`: convergence and tests-to-target plots");
   command->add_option("--searcher", args->searchers, "Simulate these searchers on the --db recording (comma-separated)")

@@ -42,9 +42,20 @@ struct SimulateArgs {
   bool score = true;
   ScoreSettings score_settings;
   std::vector<std::string> score_runs;
+  std::string objective = "time";
   std::string curves;
   std::string trace;
 };
+
+// The unit of an objective's values, for the table's header line.
+std::string unit_of(const Objective& objective) {
+  switch (objective.kind()) {
+    case Objective::Kind::Time: return " ms";
+    case Objective::Kind::Energy: return " J";
+    case Objective::Kind::Edp: return " J·s";
+    default: return "";
+  }
+}
 
 std::string cell(double value, int decimals) {
   return std::isnan(value) ? std::string("-") : fmt::format("{:.{}f}", value, decimals);
@@ -52,10 +63,20 @@ std::string cell(double value, int decimals) {
 
 void print_table(const Evaluation& evaluation, const Recording& recording, const SimulateArgs& args,
                  std::size_t left_out) {
-  fmt::print("{} on {}: {} configurations, {} valid, best {:.4f} ms, target {:.4f} ms ({}x)\n",
-             recording.kernel(), recording.device(), evaluation.configs, evaluation.valid, evaluation.best_ms,
-             evaluation.target_ms, args.target);
-  if (args.with_counters) fmt::print("{} valid tests without counters left out (--with-counters)\n", left_out);
+  const Objective objective = Objective::parse(args.objective);
+  const std::string unit = unit_of(objective);
+  fmt::print("{} on {}: {} configurations, {} valid, best {:.4g}{}, target {:.4g}{} ({}x){}\n", recording.kernel(),
+             recording.device(), evaluation.configs, evaluation.valid, evaluation.best_ms, unit, evaluation.target_ms,
+             unit, args.target, objective.kind() == Objective::Kind::Time ? "" : ", objective " + objective.name());
+  if (args.with_counters && objective.needs_energy()) {
+    fmt::print("{} valid tests without counters or energy left out (--with-counters; the objective cannot score "
+               "those without energy)\n",
+               left_out);
+  } else if (args.with_counters) {
+    fmt::print("{} valid tests without counters left out (--with-counters)\n", left_out);
+  } else if (objective.needs_energy()) {
+    fmt::print("{} valid tests without energy left out: the objective cannot score them\n", left_out);
+  }
   if (recording.present_count() != evaluation.configs || recording.outside_space() > 0) {
     // Only with --spec: missing configurations replay as skipped tests.
     fmt::print("{} of the configurations are in the recording; {} recorded ones are outside the space\n",
@@ -114,6 +135,7 @@ EvaluationOptions evaluation_options(const SimulateArgs& args) {
   options.simulation.cost.profiling_passes = args.profiling_passes;
   options.simulation.cost.pass_overhead_ms = args.pass_overhead_ms;
   options.simulation.cost.charge_searcher = !args.no_searcher_time;
+  options.simulation.objective = Objective::parse(args.objective);
   options.runs = args.runs;
   options.seed = args.seed;
   options.threads = args.threads > 0 ? args.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -175,9 +197,13 @@ int run_simulate(const SimulateArgs& args) {
   for (const std::string& data : args.data) {
     // Any recording `steer import` reads, or a results store (.db, .db.gz).
     std::size_t left_out = 0;
-    Recording recording = Recording::load(
-        data, {.definition = spec ? &spec->space : nullptr, .tuning = {}, .only_with_counters = args.with_counters},
-        &left_out);
+    const bool needs_energy = shared.simulation.objective.needs_energy();
+    Recording recording = Recording::load(data,
+                                          {.definition = spec ? &spec->space : nullptr,
+                                           .tuning = {},
+                                           .only_with_counters = args.with_counters,
+                                           .only_with_energy = needs_energy},
+                                          &left_out);
     if (!recording.best_runtime_ms()) {
       throw Error(fmt::format("{}: no valid configuration to aim for ({} recorded, none with status ok)", data,
                               recording.present_count()));
@@ -207,6 +233,7 @@ int run_simulate(const SimulateArgs& args) {
                        .budget = args.budget,
                        .repetitions = args.repetitions.value_or(0),
                        .left_out_without_counters = args.with_counters ? std::optional(left_out) : std::nullopt,
+                       .left_out_without_energy = needs_energy ? std::optional(left_out) : std::nullopt,
                        .evaluation = std::move(evaluation)});
   }
   if (args.json) {
@@ -241,6 +268,11 @@ Runner register_simulate(CLI::App& app) {
       ->delimiter(',');
   command->add_option("--spec", args->spec, "Replay over this spec's space instead of the recorded configurations");
   command->add_option("--model", args->model, "Model file for model-guided searchers");
+  command->add_option("--objective", args->objective,
+                      "What the runs optimise: time (default), energy, weighted:ALPHA or edp; the target and P are "
+                      "of its values. An objective with energy replays only the configurations recorded with "
+                      "energy")
+      ->capture_default_str();
   command->add_flag("--with-counters", args->with_counters,
                     "Replay only the configurations that could be profiled: leave out valid tests without counters");
   command->add_option("--set", args->settings,

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -41,6 +42,8 @@ struct TuneArgs {
   std::uint64_t seed = 1;
   std::string db;
   bool json = false;
+  bool explain = false;
+  std::string explain_to;
   bool no_compile_ahead = false;
   int compile_threads = 0;
   int repetitions = 10;
@@ -174,6 +177,7 @@ int run_tune(const TuneArgs& args) {
   SearcherOptions searcher_options;
   searcher_options.seed = args.seed;
   searcher_options.model_path = args.model;
+  searcher_options.objective = Objective::parse(args.objective).name();
   for (const std::string& setting : args.settings) {
     auto eq = setting.find('=');
     if (eq == std::string::npos) throw Error(fmt::format("--set '{}': expected NAME=VALUE", setting));
@@ -208,7 +212,32 @@ int run_tune(const TuneArgs& args) {
   options.on_warning = [](const std::string& warning) { fmt::print(stderr, "steer: warning: {}\n", warning); };
   options.interrupt = &g_interrupted;
   Progress progress(isatty(STDERR_FILENO) != 0);
-  options.on_test = [&](const Result& result, const TuneProgress& p) { progress.update(result, p); };
+  // The run as the explanations refer to it: every test, and what the searcher concluded after which.
+  nlohmann::json explained_tests = nlohmann::json::array(), explanations = nlohmann::json::array();
+  options.on_test = [&](const Result& result, const TuneProgress& p) {
+    progress.update(result, p);
+    if (!args.explain_to.empty()) {
+      explained_tests.push_back({{"test", p.tests},
+                                 {"config", space.key(result.config_index)},
+                                 {"status", to_string(result.status)},
+                                 {"runtime_ms", result.ok() ? nlohmann::json(result.time.median_ms) : nullptr},
+                                 {"profiled", !result.counters.empty()},
+                                 {"elapsed_s", p.elapsed_s}});
+    }
+  };
+  if (args.explain || !args.explain_to.empty()) {
+    options.on_explanation = [&](const Explanation& e) {
+      progress.note("explain: " + describe(e, space));
+      nlohmann::json next = nlohmann::json::array();
+      for (ConfigIndex c : e.next) next.push_back(space.key(c));
+      explanations.push_back({{"after_test", explained_tests.size()},
+                              {"profiled", space.key(e.profiled)},
+                              {"reused", e.reused},
+                              {"bottlenecks", e.bottlenecks},
+                              {"changes", e.changes},
+                              {"next", next}});
+    };
+  }
 
   g_interrupted.store(false);
   std::signal(SIGINT, on_sigint);
@@ -216,6 +245,15 @@ int run_tune(const TuneArgs& args) {
   std::signal(SIGINT, SIG_DFL);
   progress.finish();
 
+  if (!args.explain_to.empty()) {
+    const nlohmann::json document = {{"kernel", spec.name},
+                                     {"searcher", searcher->name()},
+                                     {"tests", explained_tests},
+                                     {"explanations", explanations}};
+    std::ofstream out(args.explain_to);
+    out << document.dump(1) << "\n";
+    if (!out.flush()) throw Error(fmt::format("cannot write the explanations to '{}'", args.explain_to));
+  }
   if (args.json) {
     fmt::print("{}\n", summary_json(summary, spec).dump());
   } else {
@@ -259,6 +297,12 @@ Runner register_tune(CLI::App& app) {
   cmd->add_option("--energy-window", args->energy_window_s, "Seconds of repeated launches per energy figure")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--json", args->json, "Print one JSON object at the end");
+  cmd->add_flag("--explain", args->explain,
+                "Say after each profiled test which bottlenecks the expert system found, which counters it "
+                "asked to change and what it proposes next (searchers that profile: profile-based, guided "
+                "with reaction_draws)");
+  cmd->add_option("--explain-to", args->explain_to,
+                  "Also write the tests and explanations as JSON, for `steer report --explain FILE`");
   return [args] { return run_tune(*args); };
 }
 

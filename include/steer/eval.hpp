@@ -44,9 +44,21 @@ struct SimulationOptions {
   // and its simulated clock has reached horizon->seconds, both, or until the space or the
   // searcher is exhausted. tests_to_target still records where it first reached the target.
   std::optional<RunHorizon> horizon;
+  // What the runs optimise. The loop ranks tests by it (and measures energy on each when
+  // it needs energy), and the best-so-far, the target and P are of its values over the
+  // recording (objective_values), not of runtimes.
+  Objective objective;
 };
 
-// A point where a run's best-so-far valid runtime improved.
+// The objective's value of every configuration of the recording, lower is better, NaN for
+// those it cannot score (not valid; no energy where it needs energy). A weighted
+// objective is normalised by the best time and the least energy over the whole recording,
+// so every run is scored on the same scale. Time: the recorded runtimes. Throws Error for
+// gflops-per-watt (a recording holds no FLOP count; at one size it ranks as energy does).
+std::vector<double> objective_values(const Recording& recording, const Objective& objective);
+
+// A point where a run's best-so-far valid runtime (its objective's value, under another
+// objective) improved.
 struct Improvement {
   std::uint64_t test = 0;  // 1-based test number
   double time_s = 0;       // simulated seconds up to and including that test
@@ -60,6 +72,8 @@ struct SimulatedRun {
   std::optional<std::uint64_t> tests_to_target; // unset: the target was never reached
   double time_s = 0;                            // simulated seconds until the run stopped
   std::vector<Improvement> improvements;        // best-so-far, a step function
+  // The searcher's explanations, each with the number of tests made when it was given.
+  std::vector<std::pair<std::uint64_t, Explanation>> explanations;
 };
 
 // One run of steer::tune with a ReplayExecutor: `searcher` over the recording's space,
@@ -135,7 +149,8 @@ struct SpaceTestCosts {
   double per_test_ms = 0, median_ms = 0;
   RecordedCosts recorded;  // which costs came from the recording, which are typical ones
 };
-SpaceTestCosts space_test_costs(const Recording& recording, const CostModel& cost);
+// `measured`: what every test measures beyond timing (an energy objective's window).
+SpaceTestCosts space_test_costs(const Recording& recording, const CostModel& cost, const MeasureRequest& measured = {});
 
 // P(x) = (baseline - best_found) / (baseline - optimum), and 0 where baseline == optimum:
 // 0 is random search, 1 the optimum, below 0 worse than random.
@@ -257,6 +272,7 @@ struct RunSummary {
   // whether each test asked for counters (the profile-based searcher's profiled tests).
   std::vector<ConfigIndex> tested;
   std::vector<bool> with_counters;
+  std::vector<std::pair<std::uint64_t, Explanation>> explanations;  // SimulatedRun::explanations
 };
 
 struct SearcherEvaluation {
@@ -273,7 +289,9 @@ struct SearcherEvaluation {
 };
 
 struct Evaluation {
+  // Of the objective's values (SimulationOptions::objective; milliseconds for time).
   double best_ms = 0, target_ms = 0;
+  std::string objective = "time";  // Objective::name()
   std::uint64_t configs = 0, valid = 0;  // configurations in the space; valid ones
   std::optional<ScoreCutoffs> score;     // with EvaluationOptions::score
   std::vector<SearcherEvaluation> searchers;
@@ -324,6 +342,7 @@ struct SimulationReport {
   std::optional<std::uint64_t> budget;
   int repetitions = 0;  // timed launches costed per test; 0: as recorded
   std::optional<std::size_t> left_out_without_counters;  // steer simulate --with-counters
+  std::optional<std::size_t> left_out_without_energy;    // steer simulate --objective needing energy
   Evaluation evaluation;
 };
 
@@ -344,7 +363,9 @@ std::vector<SimulationReport> read_simulations_json(const std::filesystem::path&
 // The best-so-far curves in long format: searcher,axis,x,runs_with_valid,mean_best_ms,std_best_ms.
 void write_convergence_csv(std::ostream& out, const Evaluation& evaluation);
 // Every test of every run (needs EvaluationOptions::keep_routes): searcher, run, seed,
-// test, with_counters, status, runtime_ms, well_performing, config. Run r used seed + r.
+// test, with_counters, status, runtime_ms, objective (its value, under an objective other
+// than time), well_performing, config, and explanation: what the searcher concluded after
+// that test (describe(); empty for most tests). Run r used seed + r.
 void write_trace_csv(std::ostream& out, const Evaluation& evaluation, const Recording& recording,
                      std::uint64_t seed);
 
@@ -360,6 +381,9 @@ struct ReportInput {
   // A simulation over several spaces (steer simulate with several --data): the performance
   // score aggregated over them.
   const std::vector<SimulationReport>* spaces = nullptr;
+  // What `steer tune --explain-to FILE` wrote: the run's tests and the searcher's
+  // explanations, drawn as the tests with the profiled ones and their consequences marked.
+  std::filesystem::path explanations;
 };
 
 struct ReportOptions {

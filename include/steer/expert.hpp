@@ -13,7 +13,10 @@
 // the analysis reads the counters of the GPU being tuned, while a model trained on
 // another GPU can be steered by the same reaction.
 #include <span>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "steer/counters.hpp"
 #include "steer/device.hpp"
@@ -70,6 +73,10 @@ struct InstructionBottleneck {
   double Bottlenecks::*bottleneck;
 };
 std::span<const InstructionBottleneck> instruction_bottlenecks() noexcept;
+
+// Every bottleneck by name ("dram_read", ..., "parallelism"), in the order of the struct:
+// what reports and explanations print.
+std::vector<std::pair<std::string, double>> named_bottlenecks(const Bottlenecks& bottlenecks);
 
 // The canonical counters analyse_bottlenecks reads (all but TEX_RWT).
 std::span<const std::string_view> expert_input_counters() noexcept;

@@ -125,8 +125,13 @@ class Recording {
     // counter-guided searcher over the configurations it could have profiled. Throws Error
     // when no test has counters.
     bool only_with_counters = false;
+    // Leave out valid tests without energy (failed ones stay): a recording that measured
+    // energy for a sample and the near-best band, replayed for an energy objective over the
+    // configurations it can score. Throws Error when no test has energy.
+    bool only_with_energy = false;
   };
-  // `left_out`, if given, receives how many tests only_with_counters left out.
+  // `left_out`, if given, receives how many tests only_with_counters and only_with_energy
+  // left out.
   static Recording load(const std::filesystem::path& file, const LoadOptions& options,
                         std::size_t* left_out = nullptr);
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "steer/result.hpp"
@@ -19,10 +20,31 @@ struct Proposal {
   MeasureRequest measure;  // plain timing unless the searcher asks for counters or energy
 };
 
+// Why a searcher chose what it did after a profiled test (steer tune --explain): the
+// bottlenecks the expert system found in the test's counters, the counter changes it asked
+// for (the reaction, each in [-1, 1], negative: decrease) and the configurations it then
+// proposed because of them.
+struct Explanation {
+  ConfigIndex profiled = 0;
+  bool reused = false;  // an earlier profile's analysis applied again, without a new test
+  std::vector<std::pair<std::string, double>> bottlenecks;  // name -> [0, 1], > 0 only, largest first
+  std::vector<std::pair<std::string, double>> changes;      // canonical counter -> change, largest |change| first
+  std::vector<ConfigIndex> next;                            // in the order they will be proposed
+};
+
+// One line for people: "profiled X: bottlenecks shr_load 0.82, dram_read 0.41; asks SHR_LT
+// -0.60, DRAM_RT -0.30; next 5: A | B | ...", with configurations as space.key() gives them
+// and at most `top` bottlenecks and changes.
+std::string describe(const Explanation& explanation, const Space& space, std::size_t top = 4);
+
 struct SearcherOptions {
   std::uint64_t seed = 1;
   std::string model_path;                       // for model-guided searchers
   std::map<std::string, std::string> settings;  // strategy hyper-parameters, NAME=VALUE
+  // What the run optimises (Objective::name()). Searchers rank by the results' scores
+  // whatever it is; one that brings knowledge of its own (a source recording's runtimes)
+  // may weigh it by the objective.
+  std::string objective = "time";
 };
 
 class Searcher {
@@ -38,6 +60,9 @@ class Searcher {
   virtual std::vector<Proposal> propose(std::size_t max) = 0;
   // The outcome of a proposed configuration (in the order proposed).
   virtual void observe(const Result& result) = 0;
+  // The explanations made since the last call, oldest first; searchers that never profile
+  // have none.
+  virtual std::vector<Explanation> take_explanations() { return {}; }
 };
 
 struct SearcherInfo {

@@ -63,6 +63,9 @@ struct TuneOptions {
   std::function<void(const Result&, const struct TuneProgress&)> on_test;
   // Called once per distinct warning (e.g. a metric the device lacks), when it happens.
   std::function<void(const std::string&)> on_warning;
+  // Called with each explanation the searcher makes (Searcher::take_explanations), after the
+  // on_test of the test it follows.
+  std::function<void(const Explanation&)> on_explanation;
 };
 
 struct TuneProgress {

@@ -4,12 +4,13 @@
 # searchers). Each test's progress line is stamped with the seconds since that tuning was
 # launched, so best-so-far can be drawn against wall-clock time (scripts/bench/live_summary.py).
 #
-#   MODEL=M SOURCE=S scripts/bench/live_tuning.sh OUT KERNEL SIZE SECONDS "SEEDS" SEARCHER...
+#   MODEL=M SOURCE=S [TUNE_ARGS=...] scripts/bench/live_tuning.sh OUT KERNEL SIZE SECONDS "SEEDS" SEARCHER...
 #
 # SEARCHER is any `steer searchers` name; `guided` (and `default-model`, the default searcher
 # given the model) get --model MODEL and, when SOURCE is set, --set source=SOURCE (a recording
 # of the kernel on another GPU or input; MODEL is trained on it: docs/models.md). Writes
-# OUT/KERNEL_SEARCHER_SEED.{db,log,json}. STEER: the binary (default build/steer).
+# OUT/KERNEL_SEARCHER_SEED.{db,log,json}. STEER: the binary (default build/steer); TUNE_ARGS:
+# more `steer tune` options for every tuning (e.g. "--objective energy").
 set -euo pipefail
 if [ $# -lt 6 ]; then
   sed -n '2,14p' "$0" >&2
@@ -36,7 +37,7 @@ for seed in $seeds; do
     rm -f "$stem.db"
     start=$(date +%s%N)
     "$steer" tune "$root/kernels/$kernel/spec.json" --backend cuda --size "$size" --time "$seconds" \
-      --seed "$seed" --db "$stem.db" --json "${args[@]}" 2>&1 >"$stem.json" |
+      --seed "$seed" --db "$stem.db" --json "${args[@]}" ${TUNE_ARGS:-} 2>&1 >"$stem.json" |
       while IFS= read -r line; do
         ms=$((($(date +%s%N) - start) / 1000000))
         printf '%d.%03d %s\n' $((ms / 1000)) $((ms % 1000)) "$line"

@@ -165,6 +165,29 @@ def pareto(folder, plot, ax):
     ax.legend(fontsize="small")
 
 
+def explain(folder, plot, ax):
+    rows = read_rows(folder, plot["csv"])
+    test = np.array([number(r["test"]) for r in rows])
+    runtime = np.array([number(r["runtime_ms"]) for r in rows])
+    by = [r["proposed_by"] for r in rows]
+    ax.scatter(test, runtime, s=8, color="lightgrey", label="test")
+    colours = plt.get_cmap("tab10")
+    for n in sorted({int(b) for b in by if b}):
+        mine = np.array([b == str(n) for b in by])
+        ax.scatter(test[mine], runtime[mine], s=14, color=colours((n - 1) % 10))
+    for r, t, y in zip(rows, test, runtime):
+        if not r["explanation"] or not np.isfinite(y):
+            continue
+        n = int(r["explanation"])
+        ax.scatter([t], [y], s=90, marker="*", color=colours((n - 1) % 10), edgecolors="black", zorder=3)
+        ax.annotate(r["label"], (t, y), xytext=(4, 6), textcoords="offset points", fontsize="x-small")
+    finite = runtime[np.isfinite(runtime)]
+    if wide(list(finite), 20):
+        ax.set_yscale("log")
+    ax.scatter([], [], s=90, marker="*", color="white", edgecolors="black", label="profiled, explained")
+    ax.legend(fontsize="small")
+
+
 def draw(folder, plot):
     kind = plot["kind"]
     if kind == "tests_to_target":
@@ -172,7 +195,8 @@ def draw(folder, plot):
         tests_to_target(folder, plot, fig)
     else:
         fig, ax = plt.subplots(figsize=(8, 5))
-        {"convergence": convergence, "histogram": histogram, "order": order, "pareto": pareto, "score": score}[kind](folder, plot, ax)
+        {"convergence": convergence, "explain": explain, "histogram": histogram, "order": order, "pareto": pareto,
+         "score": score}[kind](folder, plot, ax)
         ax.set_xlabel(plot.get("xlabel", ""))
         ax.set_ylabel(plot.get("ylabel", ""))
     fig.suptitle(plot["title"], fontsize="medium")

@@ -27,6 +27,7 @@ struct RunOutcome {
   std::vector<double> end_s;  // only for the performance score's runs
   std::vector<ConfigIndex> tested;
   std::vector<bool> with_counters;
+  std::vector<std::pair<std::uint64_t, Explanation>> explanations;
 };
 
 // Calls work(i) for i in [0, n) on `threads` threads. Each i writes only its own slot, so
@@ -80,14 +81,18 @@ std::vector<RunOutcome> simulate_runs(const Recording& recording, const std::str
   SimulationOptions simulation = options.simulation;
   if (horizon) simulation.horizon = horizon;
   parallel_for(options.runs, options.threads, [&](std::uint64_t r) {
-    SearcherOptions searcher_options{.seed = options.seed + r, .model_path = options.model_path, .settings = settings};
+    SearcherOptions searcher_options{.seed = options.seed + r,
+                                     .model_path = options.model_path,
+                                     .settings = settings,
+                                     .objective = simulation.objective.name()};
     std::unique_ptr<Searcher> searcher = make_searcher(name, searcher_options);
     SimulatedRun run = simulate_run(recording, *searcher, simulation);
-    outcomes[r] = {run.tested.size(), run.tests_to_target, run.time_s, std::move(run.improvements), {}, {}, {}};
+    outcomes[r] = {run.tested.size(), run.tests_to_target, run.time_s, std::move(run.improvements), {}, {}, {}, {}};
     if (horizon) outcomes[r].end_s = std::move(run.end_s);
     if (options.keep_routes) {
       outcomes[r].tested = std::move(run.tested);
       outcomes[r].with_counters = std::move(run.with_counters);
+      outcomes[r].explanations = std::move(run.explanations);
     }
   });
   return outcomes;
@@ -160,7 +165,7 @@ SearcherEvaluation summarise(const std::string& name, std::vector<RunOutcome>&& 
   e.per_run.reserve(outcomes.size());
   for (RunOutcome& outcome : outcomes) {
     e.per_run.push_back({outcome.tests, outcome.tests_to_target, outcome.time_s, std::move(outcome.tested),
-                         std::move(outcome.with_counters)});
+                         std::move(outcome.with_counters), std::move(outcome.explanations)});
   }
   return e;
 }
@@ -202,11 +207,28 @@ Evaluation evaluate(const Recording& recording, const std::vector<std::string>& 
   for (const std::string& name : searchers) {
     make_searcher(name, SearcherOptions{.seed = options.seed,
                                         .model_path = options.model_path,
-                                        .settings = settings_for(name, options.settings)});
+                                        .settings = settings_for(name, options.settings),
+                                        .objective = options.simulation.objective.name()});
+  }
+
+  const std::vector<double> values = objective_values(recording, options.simulation.objective);
+  std::vector<double> scorable;
+  for (double v : values) {
+    if (std::isfinite(v)) scorable.push_back(v);
+  }
+  if (scorable.empty()) {
+    throw Error(fmt::format("no configuration of the recording can be scored under objective {} (energy "
+                            "recorded for none of the valid ones)",
+                            options.simulation.objective.name()));
+  }
+  if (!options.external.empty() && options.simulation.objective.kind() != Objective::Kind::Time) {
+    throw Error("runs of other tools are scored on runtimes: they cannot be scored under objective " +
+                options.simulation.objective.name());
   }
 
   Evaluation evaluation;
-  evaluation.best_ms = *recording.best_runtime_ms();
+  evaluation.objective = options.simulation.objective.name();
+  evaluation.best_ms = *std::min_element(scorable.begin(), scorable.end());
   evaluation.target_ms = options.simulation.target * evaluation.best_ms;
   evaluation.configs = recording.space().size();
   evaluation.valid = recording.valid_count();
@@ -216,9 +238,11 @@ Evaluation evaluate(const Recording& recording, const std::vector<std::string>& 
   if (options.score) {
     // Runs of their own, with the same seeds, that go on past the target to the end cut-offs
     // of both axes: the runs above stop at the target and keep their figures.
-    const RandomSearchBaseline baseline = RandomSearchBaseline::of(recording);
-    const ScoreCutoffs cutoffs =
-        score_cutoffs(baseline, space_test_costs(recording, options.simulation.cost), options.score_settings);
+    const RandomSearchBaseline baseline(std::move(scorable));
+    MeasureRequest measured;
+    measured.energy = options.simulation.objective.needs_energy();
+    const ScoreCutoffs cutoffs = score_cutoffs(
+        baseline, space_test_costs(recording, options.simulation.cost, measured), options.score_settings);
     evaluation.score = cutoffs;
     const RunHorizon horizon{.tests = cutoffs.end_tests, .seconds = cutoffs.end_s};
     EvaluationOptions score_options = options;

@@ -234,13 +234,13 @@ std::size_t RandomSearchBaseline::best_first_rank(double runtime_ms) const noexc
   return static_cast<std::size_t>(worst_first_.end() - faster);
 }
 
-SpaceTestCosts space_test_costs(const Recording& recording, const CostModel& cost) {
+SpaceTestCosts space_test_costs(const Recording& recording, const CostModel& cost, const MeasureRequest& measured) {
   SpaceTestCosts costs;
   costs.recorded = RecordedCosts::of(recording);
   std::vector<double> valid, failed;
   for (ConfigIndex config = 0; config < recording.space().size(); ++config) {
     if (!recording.present(config) || recording.status(config) == Status::Skipped) continue;
-    const double ms = test_cost_ms(recording, config, MeasureRequest{}, cost, costs.recorded);
+    const double ms = test_cost_ms(recording, config, measured, cost, costs.recorded);
     (recording.status(config) == Status::Ok ? valid : failed).push_back(ms);
   }
   const double tests = static_cast<double>(valid.size() + failed.size());

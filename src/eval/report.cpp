@@ -329,6 +329,73 @@ void write_space(const ImportedRecording& imported, const Recording& recording, 
   }
 }
 
+// The tests of a tuning run and the searcher's explanations (steer tune --explain-to): a
+// table of the explanations, and per test which explanation proposed it, for the plot.
+std::string write_explanations(const fs::path& file, const fs::path& out, Section& section) {
+  std::ifstream in(file);
+  if (!in) throw Error(fmt::format("cannot read the explanations '{}'", file.string()));
+  Json document;
+  try {
+    document = Json::parse(in);
+    if (!document.contains("tests") || !document.contains("explanations")) throw Error("no \"tests\" or \"explanations\"");
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("'{}' is not what steer tune --explain-to writes: {}", file.string(), e.what()));
+  }
+  const Json& tests = document["tests"];
+  const Json& explanations = document["explanations"];
+  // Which explanation (its number, from 1) led to each configuration: the first that listed it.
+  std::map<std::string, std::size_t> proposed_by;
+  for (std::size_t i = 0; i < explanations.size(); ++i) {
+    for (const Json& key : explanations[i].value("next", Json::array())) proposed_by.emplace(key.get<std::string>(), i + 1);
+  }
+  csv::File csv(out / "explain_tests.csv", "test,runtime_ms,profiled,proposed_by,explanation,label");
+  std::map<std::size_t, std::size_t> explained_after;  // test -> explanation number
+  for (std::size_t i = 0; i < explanations.size(); ++i) explained_after.emplace(explanations[i].value("after_test", 0), i + 1);
+  for (const Json& test : tests) {
+    const std::size_t number = test.value("test", 0);
+    const std::string key = test.value("config", "");
+    const double runtime = test["runtime_ms"].is_number() ? test["runtime_ms"].get<double>() : NAN;
+    const auto by = proposed_by.find(key);
+    const auto after = explained_after.find(number);
+    std::string label;
+    if (after != explained_after.end()) {
+      const Json& e = explanations[after->second - 1];
+      const Json& b = e.value("bottlenecks", Json::array());
+      const Json& c = e.value("changes", Json::array());
+      label = fmt::format("#{} {}{}", after->second, b.empty() ? std::string("no bottleneck") : b[0][0].get<std::string>(),
+                          c.empty() ? std::string() : fmt::format(" → {} {:+.2f}", c[0][0].get<std::string>(), c[0][1].get<double>()));
+    }
+    csv.row(number, csv::number(runtime), test.value("profiled", false) ? 1 : 0,
+            by == proposed_by.end() ? std::string() : std::to_string(by->second),
+            after == explained_after.end() ? std::string() : std::to_string(after->second), csv::field(label));
+  }
+  csv.close();
+  section.html += fmt::format("<p>{} tests by <code>{}</code>; {} explanations (<code>{}</code>).</p>\n", tests.size(),
+                              html(document.value("searcher", "")), explanations.size(), html(file.string()));
+  section.html += "<table><tr><th>#</th><th>after test</th><th>profiled</th><th>bottlenecks</th><th>asks</th><th>next</th></tr>\n";
+  for (std::size_t i = 0; i < explanations.size(); ++i) {
+    const Json& e = explanations[i];
+    const auto list = [](const Json& pairs, const char* format) {
+      std::vector<std::string> parts;
+      for (std::size_t k = 0; k < std::min<std::size_t>(pairs.size(), 4); ++k) {
+        parts.push_back(fmt::format(fmt::runtime(format), pairs[k][0].get<std::string>(), pairs[k][1].get<double>()));
+      }
+      return fmt::format("{}", fmt::join(parts, ", "));
+    };
+    section.html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", i + 1,
+                                e.value("after_test", 0), html(e.value("profiled", "")), e.value("reused", false) ? " (again)" : "",
+                                html(list(e.value("bottlenecks", Json::array()), "{} {:.2f}")),
+                                html(list(e.value("changes", Json::array()), "{} {:+.2f}")), e.value("next", Json::array()).size());
+  }
+  section.html += "</table>\n<p>Data: <a href=\"explain_tests.csv\">explain_tests.csv</a></p>\n";
+  section.plots.push_back({"explain", "explain", "explain_tests.csv", "What the counters decided", "test", "runtime (ms)",
+                           "Every test of the run; each profiled test is marked with the bottleneck the expert system "
+                           "found first and the counter change it asked for most, and the tests its analysis "
+                           "proposed share its colour.",
+                           Json::object()});
+  return document.value("kernel", "");
+}
+
 // Runs `argv` (argv[0] looked up on PATH); stdout and stderr to /dev/null when quiet.
 // Returns the exit status, or -errno when it could not be started.
 int spawn(const std::vector<std::string>& argv, bool quiet) {
@@ -479,8 +546,8 @@ void write_index(const std::vector<Section>& sections, const std::string& title,
 }  // namespace
 
 std::size_t write_report(const ReportInput& input, const ReportOptions& options) {
-  if (!input.recording && !input.simulation && !input.spaces) {
-    throw Error("nothing to report: no recording and no simulation");
+  if (!input.recording && !input.simulation && !input.spaces && input.explanations.empty()) {
+    throw Error("nothing to report: no recording, simulation or explanations");
   }
   std::error_code error;
   fs::create_directories(options.out, error);
@@ -513,6 +580,13 @@ std::size_t write_report(const ReportInput& input, const ReportOptions& options)
     write_aggregate(*input.spaces, out, section);
     sections.insert(sections.begin(), std::move(section));
     if (title.empty()) title = fmt::format("search over {} spaces", input.spaces->size());
+  }
+  if (!input.explanations.empty()) {
+    Section section;
+    section.heading = "Explanations";
+    const std::string kernel = write_explanations(input.explanations, out, section);
+    sections.insert(sections.begin(), std::move(section));
+    if (title.empty()) title = fmt::format("explanations of a tuning of {}", named(kernel, "kernel"));
   }
   title = "Steer report: " + title;
   if (options.plots) draw(sections, title, out, options.python);

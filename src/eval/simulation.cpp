@@ -1,27 +1,65 @@
 // One simulated tuning run: the tuning loop itself, over a replayed recording.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <limits>
 
+#include "steer/error.hpp"
 #include "steer/eval.hpp"
 
 namespace steer {
+
+std::vector<double> objective_values(const Recording& recording, const Objective& objective) {
+  const std::uint64_t n = recording.space().size();
+  std::vector<double> values(n, std::numeric_limits<double>::quiet_NaN());
+  if (objective.kind() == Objective::Kind::Time) {
+    for (ConfigIndex c = 0; c < n; ++c) {
+      if (recording.status(c) == Status::Ok) values[c] = recording.runtime_ms(c);
+    }
+    return values;
+  }
+  if (objective.needs_flops()) {
+    throw Error(fmt::format("objective {} cannot be replayed: a recording holds no FLOP count (at one size it "
+                            "ranks configurations as energy does: use --objective energy)",
+                            objective.name()));
+  }
+  ObjectiveBests bests;
+  for (ConfigIndex c = 0; c < n; ++c) {
+    if (const Result* result = recording.recorded(c)) bests.update(*result);
+  }
+  for (ConfigIndex c = 0; c < n; ++c) {
+    const Result* result = recording.recorded(c);
+    if (result && result->ok()) values[c] = objective.score(*result, bests);
+  }
+  return values;
+}
 
 SimulatedRun simulate_run(const Recording& recording, Searcher& searcher, const SimulationOptions& options) {
   const Space& space = recording.space();
   ReplayExecutor executor(recording, options.cost);
   TuneOptions tune_options;
-  // A recording without a valid configuration never reaches the target.
+  tune_options.objective = options.objective;
+  const std::vector<double> values = objective_values(recording, options.objective);
+  // A recording without a configuration the objective can score never reaches the target.
   std::optional<double> target_ms;
-  if (recording.best_runtime_ms()) target_ms = options.target * *recording.best_runtime_ms();
+  double best = std::numeric_limits<double>::infinity();
+  for (double v : values) {
+    if (v < best) best = v;
+  }
+  if (std::isfinite(best)) target_ms = options.target * best;
   // To a horizon, the run ends where both of its limits are passed: the loop's stop rules
   // end a run at the first one met, so the loop is told to stop after the test that passes
   // the later one.
-  std::atomic<bool> horizon_passed{false};
-  if (options.horizon) {
-    tune_options.interrupt = &horizon_passed;
-  } else {
+  // The loop's target is a runtime; under another objective the run is told to stop after
+  // the test that reaches the objective's target, in the same way.
+  const bool time_objective = options.objective.kind() == Objective::Kind::Time;
+  std::atomic<bool> stop_now{false};
+  if (options.horizon || !time_objective) tune_options.interrupt = &stop_now;
+  if (!options.horizon) {
     tune_options.stop.tests = std::min(space.size(), options.budget.value_or(space.size()));
-    tune_options.stop.target_ms = target_ms;
+    if (time_objective) tune_options.stop.target_ms = target_ms;
   }
   tune_options.window = std::max<std::size_t>(options.ahead, 1);
   tune_options.keep_results = false;
@@ -33,20 +71,23 @@ SimulatedRun simulate_run(const Recording& recording, Searcher& searcher, const 
     run.end_s.push_back(progress.elapsed_s);
     run.with_counters.push_back(progress.measured.counters);
     if (options.horizon && progress.tests >= options.horizon->tests && progress.elapsed_s >= options.horizon->seconds) {
-      horizon_passed = true;
+      stop_now = true;
     }
-    if (!result.ok()) return;
     // The recording's runtime of the configuration (the median of its launches, or the mean
-    // where that is the tuner's recorded objective, as in Kernel Tuner caches).
-    const double runtime = recording.runtime_ms(result.config_index);
+    // where that is the tuner's recorded objective, as in Kernel Tuner caches), or its
+    // objective's value.
+    const double runtime = values[result.config_index];
+    if (!result.ok() || std::isnan(runtime)) return;
     if (!best_ms || runtime < *best_ms) {
       best_ms = runtime;
       run.improvements.push_back({run.tested.size(), progress.elapsed_s, runtime});
     }
     if (target_ms && runtime <= *target_ms && !run.tests_to_target) {
       run.tests_to_target = run.tested.size();
+      if (!options.horizon && !time_objective) stop_now = true;
     }
   };
+  tune_options.on_explanation = [&](const Explanation& e) { run.explanations.emplace_back(run.tested.size(), e); };
   tune(space, executor, searcher, nullptr, tune_options);
   run.time_s = executor.clock_s();
   return run;

@@ -101,7 +101,11 @@ SimulationReport parse_simulation(const Json& document, const std::string& file)
   if (document.contains("left_out_without_counters")) {
     simulation.left_out_without_counters = document["left_out_without_counters"].get<std::size_t>();
   }
+  if (document.contains("left_out_without_energy")) {
+    simulation.left_out_without_energy = document["left_out_without_energy"].get<std::size_t>();
+  }
   Evaluation& e = simulation.evaluation;
+  e.objective = document.value("objective", std::string("time"));
   e.best_ms = number_of(document["best_time"]);
   e.target_ms = document.contains("target_time") ? number_of(document["target_time"]) : simulation.target * e.best_ms;
   e.configs = document.value("configs", std::uint64_t{0});
@@ -218,6 +222,9 @@ Json simulation_json(const SimulationReport& simulation, bool details) {
                  {"seed", simulation.seed},
                  {"repetitions", simulation.repetitions}};
   if (simulation.left_out_without_counters) report["left_out_without_counters"] = *simulation.left_out_without_counters;
+  // best_time and target_time are of the objective's values (milliseconds for time).
+  report["objective"] = evaluation.objective;
+  if (simulation.left_out_without_energy) report["left_out_without_energy"] = *simulation.left_out_without_energy;
   if (evaluation.score) {
     const ScoreCutoffs& cutoffs = *evaluation.score;
     report["score"] = {{"end_percentile", cutoffs.settings.end_percentile},
@@ -358,18 +365,29 @@ void write_convergence_csv(std::ostream& out, const Evaluation& evaluation) {
 
 void write_trace_csv(std::ostream& out, const Evaluation& evaluation, const Recording& recording,
                      std::uint64_t seed) {
-  out << "searcher,run,seed,test,with_counters,status,runtime_ms,well_performing,config\n";
+  const Objective objective = Objective::parse(evaluation.objective);
+  const bool time = objective.kind() == Objective::Kind::Time;
+  const std::vector<double> values = objective_values(recording, objective);
+  out << "searcher,run,seed,test,with_counters,status,runtime_ms,objective,well_performing,config,explanation\n";
   for (const SearcherEvaluation& e : evaluation.searchers) {
     for (std::size_t r = 0; r < e.per_run.size(); ++r) {
       const RunSummary& run = e.per_run[r];
+      std::size_t next_explanation = 0;
       for (std::size_t t = 0; t < run.tested.size(); ++t) {
         const ConfigIndex config = run.tested[t];
         const double runtime = recording.runtime_ms(config);
         const bool ok = recording.status(config) == Status::Ok;
-        out << fmt::format("{},{},{},{},{},{},{},{},{}\n", csv::field(e.name), r, seed + r, t + 1,
+        std::vector<std::string> explained;
+        while (next_explanation < run.explanations.size() && run.explanations[next_explanation].first <= t + 1) {
+          explained.push_back(describe(run.explanations[next_explanation++].second, recording.space()));
+        }
+        const bool scored = ok && !std::isnan(values[config]);
+        out << fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", csv::field(e.name), r, seed + r, t + 1,
                            run.with_counters[t] ? 1 : 0, to_string(recording.status(config)),
-                           ok ? csv::number(runtime) : std::string(), ok && runtime <= evaluation.target_ms ? 1 : 0,
-                           csv::field(recording.space().key(config)));
+                           ok ? csv::number(runtime) : std::string(),
+                           scored && !time ? csv::number(values[config]) : std::string(),
+                           scored && values[config] <= evaluation.target_ms ? 1 : 0,
+                           csv::field(recording.space().key(config)), csv::field(fmt::format("{}", fmt::join(explained, " / "))));
       }
     }
   }

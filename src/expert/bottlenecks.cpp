@@ -126,4 +126,14 @@ Bottlenecks analyse_bottlenecks(const CounterValues& counters, const DeviceFacts
   return b;
 }
 
+std::vector<std::pair<std::string, double>> named_bottlenecks(const Bottlenecks& b) {
+  return {{"dram_read", b.dram_read}, {"dram_write", b.dram_write}, {"l2_read", b.l2_read},
+          {"l2_write", b.l2_write},   {"shr_load", b.shr_load},     {"shr_store", b.shr_store},
+          {"tex", b.tex},             {"local", b.local},           {"inst_f32", b.inst_f32},
+          {"inst_f64", b.inst_f64},   {"inst_int", b.inst_int},     {"inst_misc", b.inst_misc},
+          {"inst_ldst", b.inst_ldst}, {"inst_cont", b.inst_cont},   {"inst_bconv", b.inst_bconv},
+          {"issue", b.issue},         {"sm", b.sm},                 {"occupancy", b.occupancy},
+          {"parallelism", b.parallelism}};
+}
+
 }  // namespace steer

@@ -74,7 +74,7 @@ Recording Recording::from_import(const ImportedRecording& imported, const SpaceD
 }
 
 Recording Recording::load(const std::filesystem::path& file, const SpaceDefinition* definition) {
-  return load(file, LoadOptions{.definition = definition, .tuning = {}, .only_with_counters = false});
+  return load(file, LoadOptions{.definition = definition});
 }
 
 Recording Recording::load(const std::filesystem::path& file, const LoadOptions& options, std::size_t* left_out) {
@@ -85,6 +85,11 @@ Recording Recording::load(const std::filesystem::path& file, const LoadOptions& 
     if (std::none_of(imported.results.begin(), imported.results.end(),
                      [](const Result& r) { return has_hardware_counters(r.counters); }))
       throw Error(fmt::format("{}: no test has counters, so none could have been profiled", file.string()));
+  }
+  if (options.only_with_energy) {
+    std::erase_if(imported.results, [](const Result& r) { return r.ok() && !r.energy; });
+    if (std::none_of(imported.results.begin(), imported.results.end(), [](const Result& r) { return r.energy.has_value(); }))
+      throw Error(fmt::format("{}: no test has energy, so an energy objective cannot be replayed on it", file.string()));
   }
   if (left_out) *left_out = recorded - imported.results.size();
   try {

@@ -271,6 +271,7 @@ class BayesSearcher final : public Searcher {
     counter_features_.clear();
     predicted_ = {};
     awaiting_profile_.reset();
+    explanations_.clear();
     if (options_.counter_model) {
       predicted_ = options_.counter_model->predict(space);
       counter_features_ = counter_features(predicted_);
@@ -337,6 +338,8 @@ class BayesSearcher final : public Searcher {
     return out;
   }
 
+  std::vector<Explanation> take_explanations() override { return std::exchange(explanations_, {}); }
+
   void observe(const Result& result) override {
     const double cost = memory_.observe(result);
     measured_.emplace_back(cost, result.config_index);
@@ -400,9 +403,11 @@ class BayesSearcher final : public Searcher {
   // many Latin hypercube points; with nothing to analyse, the hypercube stays.
   void draw_by_reaction(const Result& profiled) {
     // The tuned GPU's facts: those known for the GPU the result names.
-    const std::optional<CounterValues> reaction =
-        search::reaction_to(profiled, predicted_, *options_.counter_model, std::nullopt, options_.expert, true);
+    Bottlenecks found;
+    const std::optional<CounterValues> reaction = search::reaction_to(
+        profiled, predicted_, *options_.counter_model, std::nullopt, options_.expert, true, &found);
     if (!reaction) return;
+    explanations_.push_back(search::explain(profiled.config_index, found, *reaction));
     const std::vector<search::ReactionTerm> terms = search::reaction_terms(*reaction, predicted_);
     if (terms.empty()) return;
     std::vector<float> scores(space_->size()), weights(space_->size());
@@ -413,6 +418,7 @@ class BayesSearcher final : public Searcher {
     if (!(total > 0)) return;
     std::vector<ConfigIndex> drawn;
     for (std::uint64_t c : search::weighted_draws(weights, total, options_.reaction_draws, random_)) drawn.push_back(c);
+    explanations_.back().next = drawn;
     std::vector<ConfigIndex> rest(initial_.begin() + static_cast<std::ptrdiff_t>(next_initial_), initial_.end());
     initial_.resize(next_initial_);
     initial_.insert(initial_.end(), drawn.begin(), drawn.end());
@@ -421,13 +427,13 @@ class BayesSearcher final : public Searcher {
   }
 
   // The source's runtime of each configuration as log(runtime) scaled to [0, 1], times
-  // source_weight / counter_weight; configurations the source lacks take 0.5 unweighted, so
-  // unless the two weights are equal they sit outside the range of those it has.
+  // source_weight / counter_weight; configurations the source lacks take the middle of that
+  // range, as uncertain as can be without leaving it.
   std::vector<float> source_feature(const std::vector<std::pair<double, ConfigIndex>>& order, std::uint64_t size) const {
-    std::vector<float> out(size, 0.5f);
+    const double weight = options_.source_weight / std::max(options_.counter_weight, 1e-9);  // features() applies counter_weight
+    std::vector<float> out(size, static_cast<float>(0.5 * weight));
     if (order.empty()) return out;
     const double low = std::log(order.front().first), high = std::log(order.back().first);
-    const double weight = options_.source_weight / std::max(options_.counter_weight, 1e-9);  // features() applies counter_weight
     for (const auto& [runtime, c] : order) {
       out[c] = static_cast<float>(high > low ? weight * (std::log(runtime) - low) / (high - low) : 0.0);
     }
@@ -683,6 +689,7 @@ class BayesSearcher final : public Searcher {
   std::size_t parameter_dims_ = 0;
   PredictedCounters predicted_;                // with a counter model
   std::optional<ConfigIndex> awaiting_profile_;  // the profiled first test, until it is observed
+  std::vector<Explanation> explanations_;        // not yet taken
   std::vector<std::vector<float>> counter_features_;  // [counter][ConfigIndex], in [0, 1]
   std::size_t dims_ = 0;
   search::Memory memory_;
@@ -734,7 +741,10 @@ std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOption
   std::string source;
   if (with_model) {
     source = settings.text("source");
-    bayes.source_first = settings.integer("source_first", bayes.source_first, 0, 1'000'000);
+    // The source's fastest configuration is a guess for time: under another objective the
+    // default is not to test it first (its runtime stays a feature).
+    const std::uint64_t first = options.objective == "time" ? bayes.source_first : 0;
+    bayes.source_first = settings.integer("source_first", first, 0, 1'000'000);
     bayes.source_weight = settings.number("source_weight", bayes.source_weight, 0, 1e6);
     bayes.reaction_draws = settings.integer("reaction_draws", bayes.reaction_draws, 0, 1'000'000);
     bayes.expert.compute_bound = settings.flag("compute_bound", false);

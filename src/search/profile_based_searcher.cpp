@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "search/file_cache.hpp"
 #include "search/profile_scoring.hpp"
@@ -52,6 +53,8 @@ class ProfileBasedSearcher final : public Searcher {
     scores_.assign(space.size(), 0.0f);
     weights_.assign(space.size(), 0.0f);
     reactions_.clear();
+    bottlenecks_.clear();
+    explanations_.clear();
     queue_.clear();
     batch_pending_ = 0;
     awaiting_profile_.reset();
@@ -100,9 +103,12 @@ class ProfileBasedSearcher final : public Searcher {
     }
     if (awaiting_profile_ && *awaiting_profile_ == c) {
       awaiting_profile_.reset();
-      if (auto reaction = analyse(result)) {
+      Bottlenecks found;
+      if (auto reaction = analyse(result, &found)) {
         reactions_[c] = std::move(*reaction);
+        bottlenecks_[c] = found;
         base_ = c;
+        explanations_.push_back(search::explain(c, found, reactions_[c]));
       }
       draw_batch();
     } else {
@@ -110,11 +116,14 @@ class ProfileBasedSearcher final : public Searcher {
     }
   }
 
+  std::vector<Explanation> take_explanations() override { return std::exchange(explanations_, {}); }
+
  private:
   void mark_explored(ConfigIndex c) { explored_[c] = 1; }
 
-  std::optional<CounterValues> analyse(const Result& result) {
-    return search::reaction_to(result, predicted_, *model_, options_.device, options_.expert, options_.predicted_analysis);
+  std::optional<CounterValues> analyse(const Result& result, Bottlenecks* found) {
+    return search::reaction_to(result, predicted_, *model_, options_.device, options_.expert,
+                               options_.predicted_analysis, found);
   }
 
   // Scores every configuration against the current base (eq. 12, 13) and queues n draws; with
@@ -128,9 +137,15 @@ class ProfileBasedSearcher final : public Searcher {
     } else {
       for (std::size_t c = 0; c < weights_.size(); ++c) total += weights_[c] = explored_[c] ? 0.0f : 1.0f;
     }
+    // The draws an analysis led to: the explanation made for the base, when it is still open.
+    Explanation* open = !explanations_.empty() && base_ && explanations_.back().profiled == *base_ &&
+                                explanations_.back().next.empty()
+                            ? &explanations_.back()
+                            : nullptr;
     for (std::uint64_t c : search::weighted_draws(weights_, total, options_.unprofiled, random_)) {
       mark_explored(c);
       queue_.push_back(c);
+      if (open) open->next.push_back(c);
     }
   }
 
@@ -143,6 +158,7 @@ class ProfileBasedSearcher final : public Searcher {
     if (reactions_.contains(*fastest_)) {
       // Profiled already: its analysis holds; draw the next batch around it without a test.
       base_ = *fastest_;
+      explanations_.push_back(search::explain(*base_, bottlenecks_.at(*base_), reactions_.at(*base_), true));
       draw_batch();
       return;
     }
@@ -198,6 +214,8 @@ class ProfileBasedSearcher final : public Searcher {
   std::vector<std::uint8_t> explored_;  // proposed or queued
   std::vector<float> scores_, weights_;
   std::map<ConfigIndex, CounterValues> reactions_;  // per profiled configuration with an analysis
+  std::map<ConfigIndex, Bottlenecks> bottlenecks_;  // what each of those reactions answers
+  std::vector<Explanation> explanations_;           // not yet taken
   std::deque<ConfigIndex> queue_;                   // drawn, not yet proposed
   std::uint64_t batch_pending_ = 0;                 // plain tests proposed, not yet observed
   std::optional<ConfigIndex> awaiting_profile_;

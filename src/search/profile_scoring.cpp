@@ -147,13 +147,18 @@ DeviceFacts tuned_device(const Result& result, const std::optional<DeviceFacts>&
 
 std::optional<CounterValues> reaction_to(const Result& result, const PredictedCounters& predicted,
                                          const CounterModel& model, const std::optional<DeviceFacts>& device,
-                                         const ExpertOptions& expert, bool predicted_analysis) {
+                                         const ExpertOptions& expert, bool predicted_analysis,
+                                         Bottlenecks* found) {
   if (!result.ok()) return std::nullopt;
   const CounterFamily reported = device ? device->family : CounterFamily::VoltaPlus;
+  const auto react = [&](const Bottlenecks& bottlenecks) {
+    if (found) *found = bottlenecks;
+    return required_counter_changes(bottlenecks, expert);
+  };
   if (auto measured = measured_counters(result, reported)) {
     DeviceFacts facts = tuned_device(result, device);
     facts.family = measured->second;
-    return required_counter_changes(analyse_bottlenecks(measured->first, facts, expert), expert);
+    return react(analyse_bottlenecks(measured->first, facts, expert));
   }
   // A recording with times only (or a profiler that returned nothing): the model's
   // predictions for this configuration stand in, read with the facts of the model's GPU.
@@ -166,10 +171,27 @@ std::optional<CounterValues> reaction_to(const Result& result, const PredictedCo
     values[std::string(abbr::THREADS)] = threads->second;  // measured, so better than predicted
   }
   try {
-    return required_counter_changes(analyse_bottlenecks(values, *model.provenance().device_facts, expert), expert);
+    return react(analyse_bottlenecks(values, *model.provenance().device_facts, expert));
   } catch (const CounterError&) {
     return std::nullopt;  // the model does not predict every input of the analysis
   }
+}
+
+Explanation explain(ConfigIndex profiled, const Bottlenecks& bottlenecks, const CounterValues& reaction, bool reused) {
+  Explanation e;
+  e.profiled = profiled;
+  e.reused = reused;
+  for (const auto& [name, value] : named_bottlenecks(bottlenecks)) {
+    if (value > 0) e.bottlenecks.emplace_back(name, value);
+  }
+  for (const auto& [counter, change] : reaction) {
+    if (change != 0) e.changes.emplace_back(counter, change);
+  }
+  std::stable_sort(e.bottlenecks.begin(), e.bottlenecks.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::stable_sort(e.changes.begin(), e.changes.end(),
+                   [](const auto& a, const auto& b) { return std::abs(a.second) > std::abs(b.second); });
+  return e;
 }
 
 }  // namespace steer::search

@@ -15,6 +15,7 @@
 #include "steer/expert.hpp"
 #include "steer/model.hpp"
 #include "steer/result.hpp"
+#include "steer/searcher.hpp"
 
 namespace steer::search {
 
@@ -64,8 +65,15 @@ std::vector<std::uint64_t> weighted_draws(std::span<float> weights, double total
 // hardware counters and `predicted_analysis`, from the model's predictions for it, read with
 // the facts of the model's GPU. nullopt when there is nothing to analyse (a failed test; no
 // counters and no usable prediction).
+// `found`, when given, receives the bottlenecks the reaction answers.
 std::optional<CounterValues> reaction_to(const Result& result, const PredictedCounters& predicted,
                                          const CounterModel& model, const std::optional<DeviceFacts>& device,
-                                         const ExpertOptions& expert, bool predicted_analysis);
+                                         const ExpertOptions& expert, bool predicted_analysis,
+                                         Bottlenecks* found = nullptr);
+
+// An Explanation of a profiled configuration's analysis: its non-zero bottlenecks and
+// changes, largest first; `next` is left for the searcher to fill.
+Explanation explain(ConfigIndex profiled, const Bottlenecks& bottlenecks, const CounterValues& reaction,
+                    bool reused = false);
 
 }  // namespace steer::search

@@ -53,6 +53,10 @@ class Loop {
  private:
   bool should_stop();
   void refill();
+  void forward_explanations() {
+    if (!options_.on_explanation) return;
+    for (const Explanation& e : searcher_.take_explanations()) options_.on_explanation(e);
+  }
   // The searcher's own computation since `since`: a simulated clock is charged it (a
   // device's wall clock counts it anyway).
   void charge_searcher(Clock::time_point since) {
@@ -172,6 +176,7 @@ void Loop::refill() {
   const Clock::time_point propose_start = Clock::now();
   std::vector<Proposal> proposals = searcher_.propose(want);
   charge_searcher(propose_start);
+  forward_explanations();
   if (proposals.empty() && pipeline_.empty()) searcher_done_ = true;
   for (Proposal& proposal : proposals) {
     Pending pending;
@@ -350,6 +355,7 @@ TuneSummary Loop::run() {
     double overhead_ms = std::max(0.0, iteration_s - device_s) * 1e3;
     if (owned) owned->overhead_ms = overhead_ms;
     record(*outcome, owned ? &*owned : nullptr, resumed, overhead_ms);
+    forward_explanations();
   }
   // Proposals still in the pipeline are never run: drop their queued compiles.
   pipeline_.clear();

@@ -299,6 +299,40 @@ TEST(ReportCommand, DrawsThePerformanceScorePerSpaceAndOverSpaces) {
   EXPECT_THAT(read_file(scratch / "both" / "index.html"), HasSubstr("Performance score over 2 spaces"));
 }
 
+TEST(ReportCommand, DrawsWhatTheCountersDecided) {
+  // What `steer tune --explain-to` writes: two profiled tests, each followed by the tests its
+  // analysis proposed (test 3 failed to compile).
+  Scratch scratch;
+  std::ofstream(scratch / "explained.json") << R"({"kernel": "gemm", "searcher": "profile-based", "tests": [
+    {"test": 1, "config": "A=1", "status": "ok", "runtime_ms": 5.0, "profiled": true, "elapsed_s": 0.2},
+    {"test": 2, "config": "A=2", "status": "ok", "runtime_ms": 3.0, "profiled": false, "elapsed_s": 0.3},
+    {"test": 3, "config": "A=3", "status": "compile_error", "runtime_ms": null, "profiled": false, "elapsed_s": 0.4},
+    {"test": 4, "config": "A=4", "status": "ok", "runtime_ms": 2.0, "profiled": true, "elapsed_s": 0.5},
+    {"test": 5, "config": "A=5", "status": "ok", "runtime_ms": 1.5, "profiled": false, "elapsed_s": 0.6}],
+   "explanations": [
+    {"after_test": 1, "profiled": "A=1", "reused": false, "bottlenecks": [["shr_load", 0.8], ["dram_read", 0.3]],
+     "changes": [["SHR_LT", -0.6]], "next": ["A=2", "A=3"]},
+    {"after_test": 4, "profiled": "A=4", "reused": false, "bottlenecks": [["inst_f32", 0.7]],
+     "changes": [["INST_F32", -0.2], ["SM_E", 0.1]], "next": ["A=5"]}]})";
+  const fs::path out = scratch / "report";
+  Outcome outcome =
+      run_steer("report --explain '" + (scratch / "explained.json").string() + "' --out '" + out.string() + "'");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  expect_plot(out, "explain");
+  const auto rows = read_csv(out / "explain_tests.csv");
+  ASSERT_EQ(rows.size(), 6u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"test", "runtime_ms", "profiled", "proposed_by", "explanation", "label"}));
+  EXPECT_EQ(rows[1], (std::vector<std::string>{"1", "5", "1", "", "1", "#1 shr_load → SHR_LT -0.60"}));
+  EXPECT_EQ(rows[3], (std::vector<std::string>{"3", "", "0", "1", "", ""})) << "proposed by the first analysis";
+  EXPECT_EQ(rows[5], (std::vector<std::string>{"5", "1.5", "0", "2", "", ""}));
+  EXPECT_THAT(read_file(out / "index.html"), HasSubstr("INST_F32 -0.20, SM_E +0.10"));
+
+  std::ofstream(scratch / "other.json") << R"({"best_time": 1})";
+  Outcome other = run_steer("report --explain '" + (scratch / "other.json").string() + "' --out '" + out.string() + "'");
+  EXPECT_EQ(other.exit_code, 1);
+  EXPECT_THAT(other.output, HasSubstr("is not what steer tune --explain-to writes"));
+}
+
 TEST(ReportCommand, ExplainsWhatIsMissing) {
   Scratch scratch;
   const std::string out = " --out '" + (scratch / "report").string() + "'";

@@ -276,6 +276,63 @@ TEST(Evaluation, RefusesAnUnknownSearcherAndARecordingWithoutAValidConfiguration
   EXPECT_THROW(evaluate(Recording::from_import(failing), {"random"}, options_with(1)), Error);
 }
 
+// X = 1..4: runtimes 1, 2, 3, 4 ms and energies 4, 3, 1, 2 J, so the fastest is X = 1 and
+// the most frugal X = 3; X = 4 has no energy.
+Recording time_and_energy() {
+  ImportedRecording imported;
+  imported.device = "Hand-made GPU";
+  imported.kernel = "four";
+  imported.parameters = {{"X", {1, 2, 3, 4}}};
+  const double joules[] = {4, 3, 1, NAN};
+  for (int x = 1; x <= 4; ++x) {
+    Result result;
+    result.configuration = {{"X", x}};
+    result.compile_ms = 100;
+    result.status = Status::Ok;
+    result.time = TimingStats::from_samples({static_cast<double>(x)});
+    if (!std::isnan(joules[x - 1])) result.energy = EnergyStats{.joules_per_launch = joules[x - 1]};
+    imported.results.push_back(result);
+  }
+  return Recording::from_import(imported);
+}
+
+TEST(Evaluation, ObjectiveValuesAreTheRecordingsOwnScores) {
+  Recording recording = time_and_energy();
+  EXPECT_EQ(objective_values(recording, Objective::parse("time")), (std::vector<double>{1, 2, 3, 4}));
+  const std::vector<double> energy = objective_values(recording, Objective::parse("energy"));
+  EXPECT_EQ(energy[0], 4);
+  EXPECT_EQ(energy[2], 1);
+  EXPECT_TRUE(std::isnan(energy[3])) << "no energy: not scorable";
+  // Normalised by the best time (1 ms) and the least energy (1 J) over the whole recording.
+  const std::vector<double> weighted = objective_values(recording, Objective::parse("weighted:0.25"));
+  EXPECT_DOUBLE_EQ(weighted[0], 0.25 * 1 + 0.75 * 4);
+  EXPECT_DOUBLE_EQ(weighted[2], 0.25 * 3 + 0.75 * 1);
+  EXPECT_THROW(objective_values(recording, Objective::parse("gflops-per-watt")), Error);
+}
+
+TEST(Evaluation, UnderAnEnergyObjectiveTheTargetIsTheLeastEnergy) {
+  EvaluationOptions options = options_with(5);
+  options.simulation.objective = Objective::parse("energy");
+  Evaluation e = evaluate(time_and_energy(), {"exhaustive"}, options);
+  EXPECT_EQ(e.objective, "energy");
+  EXPECT_EQ(e.best_ms, 1) << "joules, of X = 3";
+  EXPECT_DOUBLE_EQ(e.target_ms, 1.1);
+  // Index order: the fastest (X = 1) is not the target; X = 3 is, at test 3, and the run
+  // stops there.
+  const SearcherEvaluation& exhaustive = e.searchers[0];
+  EXPECT_EQ(exhaustive.mean_tests, 3);
+  EXPECT_EQ(exhaustive.per_run[0].tests, 3u);
+  ASSERT_EQ(exhaustive.by_test.size(), 3u);
+  EXPECT_EQ(exhaustive.by_test[0].mean_best_ms, 4);
+  EXPECT_EQ(exhaustive.by_test[2].mean_best_ms, 1);
+  // Every test measured energy: 3 x (100 ms compile + 0.2 ms framework + 500 ms energy window)
+  // plus the runs, 1 + 2 + 3 ms.
+  EXPECT_NEAR(exhaustive.mean_time_s, 3 * 0.6002 + 0.006, 1e-12);
+  // Under time, the same runs stop at X = 1.
+  options.simulation.objective = Objective::parse("time");
+  EXPECT_EQ(evaluate(time_and_energy(), {"exhaustive"}, options).searchers[0].mean_tests, 1);
+}
+
 TEST(Evaluation, ScopedSettingsReachOnlyTheirSearcher) {
   const std::map<std::string, std::string> settings = {
       {"profile-based.compute_bound", "true"}, {"genetic.popsize", "10"}, {"budget_hint", "3"}};

@@ -81,7 +81,8 @@ TEST(SimulateCommand, TraceWritesEveryTestOfEveryRunAndWhichWereProfiled) {
   std::ifstream in(stem + ".csv");
   std::string line;
   std::getline(in, line);
-  EXPECT_EQ(line, "searcher,run,seed,test,with_counters,status,runtime_ms,well_performing,config");
+  EXPECT_EQ(line,
+            "searcher,run,seed,test,with_counters,status,runtime_ms,objective,well_performing,config,explanation");
   std::vector<std::vector<std::string>> rows;
   while (std::getline(in, line)) {
     std::vector<std::string> cells;
@@ -106,8 +107,18 @@ TEST(SimulateCommand, TraceWritesEveryTestOfEveryRunAndWhichWereProfiled) {
       EXPECT_EQ(cells[3], std::to_string(t));
       // The searcher profiles its first test and then one in n + 1 = 6 (docs/models.md).
       EXPECT_EQ(cells[4], (t - 1) % 6 == 0 ? "1" : "0") << "run " << run << ", test " << t;
-      EXPECT_EQ(cells[7], t == tests ? "1" : "0") << "only the last test reached the target";
-      EXPECT_THAT(cells[8], ::testing::StartsWith("\"")) << "the key is quoted: it holds commas";
+      EXPECT_EQ(cells[7], "") << "the objective column is for objectives other than time";
+      EXPECT_EQ(cells[8], t == tests ? "1" : "0") << "only the last test reached the target";
+      EXPECT_THAT(cells[9], ::testing::StartsWith("\"")) << "the key is quoted: it holds commas";
+      // Each profiled test is explained: the bottlenecks of its counters, the changes they
+      // ask for and the draws that follow (the last test of a run is never followed).
+      if (cells[4] == "1" && t < tests) {
+        EXPECT_THAT(cells[9], ::testing::HasSubstr(",\"profiled ")) << "run " << run << ", test " << t;
+        EXPECT_THAT(cells[9], ::testing::HasSubstr("; asks ")) << "run " << run << ", test " << t;
+        EXPECT_THAT(cells[9], ::testing::HasSubstr("; next 5: ")) << "run " << run << ", test " << t;
+      } else if (cells[4] == "0") {
+        EXPECT_THAT(cells[9], ::testing::Not(::testing::HasSubstr("profiled "))) << "run " << run << ", test " << t;
+      }
     }
   }
   fs::remove(stem + ".csv");
@@ -150,6 +161,30 @@ TEST(SimulateCommand, WithCountersReplaysOnlyWhatCouldHaveBeenProfiled) {
                            true);
   EXPECT_NE(none.exit_code, 0);
   EXPECT_THAT(none.output, HasSubstr("no test has counters"));
+}
+
+TEST(SimulateCommand, AnEnergyObjectiveReplaysTheConfigurationsWithEnergy) {
+  // gemm_h200 holds energy for 1,078 of its 5,788 configurations (data/h200/README.md).
+  Outcome outcome = run_steer("simulate --data '" STEER_SOURCE_DIR
+                              "/data/h200/gemm_h200.db.gz' --searcher random --runs 5 --objective energy --json",
+                              false);
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  nlohmann::json report = nlohmann::json::parse(outcome.output);
+  EXPECT_EQ(report["objective"], "energy");
+  EXPECT_EQ(report["configs"], 1078);
+  EXPECT_EQ(report["left_out_without_energy"], 5788 - 1078);
+  EXPECT_GT(report["best_time"].get<double>(), 1) << "joules per launch, not milliseconds";
+
+  Outcome none = run_steer("simulate --data '" STEER_DATA_DIR
+                           "/recordings/ktt/pnpoly_rtx3090.ktt.json.gz' --searcher random --runs 5 --objective energy",
+                           true);
+  EXPECT_NE(none.exit_code, 0);
+  EXPECT_THAT(none.output, HasSubstr("no test has energy"));
+  Outcome bad = run_steer("simulate --data '" STEER_DATA_DIR
+                          "/recordings/ktt/pnpoly_rtx3090.ktt.json.gz' --searcher random --runs 5 --objective speed",
+                          true);
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.output, HasSubstr("speed"));
 }
 
 TEST(SimulateCommand, DetailsGiveEveryRunAndTheCurves) {

@@ -1,12 +1,14 @@
 // The tuning loop, specified against a fake backend.
 #include "steer/tuner.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <utility>
 
 #include "steer/reference.hpp"
 #include "steer/store.hpp"
@@ -308,6 +310,48 @@ TEST_F(TunerTest, SearchersRankByTheObjectiveScore) {
     ASSERT_TRUE(r.score);
     EXPECT_DOUBLE_EQ(*r.score, r.energy->joules_per_launch);
   }
+}
+
+// Tests the configurations in index order, one at a time, and explains after each.
+class ExplainingSearcher final : public Searcher {
+ public:
+  std::string name() const override { return "explaining"; }
+  void start(const Space& space) override { size_ = space.size(); }
+  std::vector<Proposal> propose(std::size_t) override {
+    if (waiting_ || next_ == size_) return {};
+    waiting_ = true;
+    return {{next_++, {}}};
+  }
+  void observe(const Result& result) override {
+    waiting_ = false;
+    Explanation e;
+    e.profiled = result.config_index;
+    e.bottlenecks = {{"dram_read", 0.5}};
+    if (next_ < size_) e.next = {next_};
+    explanations_.push_back(e);
+  }
+  std::vector<Explanation> take_explanations() override { return std::exchange(explanations_, {}); }
+
+ private:
+  std::uint64_t size_ = 0, next_ = 0;
+  bool waiting_ = false;
+  std::vector<Explanation> explanations_;
+};
+
+TEST_F(TunerTest, ExplanationsArriveAfterTheTestTheyFollow) {
+  TuneOptions options;
+  options.run.repetitions = 3;
+  options.stop.tests = 3;
+  std::vector<std::string> events;
+  options.on_test = [&](const Result& r, const TuneProgress&) { events.push_back(fmt::format("test {}", r.config_index)); };
+  options.on_explanation = [&](const Explanation& e) {
+    events.push_back(fmt::format("explain {} next {}", e.profiled, e.next.empty() ? -1 : static_cast<int>(e.next[0])));
+    EXPECT_EQ(describe(e, *space_).rfind("profiled A=", 0), 0u) << describe(e, *space_);
+  };
+  ExplainingSearcher searcher;
+  tune(spec_, *space_, backend_, searcher, nullptr, options);
+  EXPECT_EQ(events, (std::vector<std::string>{"test 0", "explain 0 next 1", "test 1", "explain 1 next 2", "test 2",
+                                              "explain 2 next 3"}));
 }
 
 TEST_F(TunerTest, ResumingWithCountersMeasuresAgainTheStoredTestsThatLackThem) {
