@@ -8,11 +8,14 @@ For each pair below it trains a tree model on the model recording (`steer model 
 table of P (time / tests) per searcher and recording, then which searcher leads each column.
 
   python3 scripts/bench/counter_guided_table.py [--runs 100] [--steer build/steer]
-      [--kt-runs DIR --kt-files DIR] [--out DIR]
+      [--kt-runs DIR --kt-files DIR] [--out DIR] [--objective energy|weighted:ALPHA|edp]
 
 --kt-runs: the *.kt-runs.json files of scripts/bench/kerneltuner_strategies.py, and --kt-files
 the Kernel Tuner cache files they were made on (`steer export --format kerneltuner` of each
 recording); their strategies are scored on those files, whose cut-offs are the recording's.
+
+--objective other than time: only the recordings that also hold energy (ENERGY), each over the
+configurations it measured energy for; Kernel Tuner's runs, made for time, are not scored.
 """
 import argparse
 import concurrent.futures
@@ -38,6 +41,8 @@ PAIRS = [
     (f"{H200}/conv_h200.db.gz", f"{H200}/conv_h200.db.gz", True, None),
     (f"{H200}/nbody_h200.db.gz", f"{H200}/nbody_h200.db.gz", True, None),
 ]
+# the tuned recordings of PAIRS that hold energy too
+ENERGY = {"gemm_h200", "coulomb_h200"}
 SEARCHERS = ["random", "genetic", "bayes", "mcmc", "basin-hopping", "mls", "annealing", "starchart",
              "profile-based", "transfer", "guided"]
 
@@ -60,7 +65,11 @@ def main():
     ap.add_argument("--kt-files")
     ap.add_argument("--out", help="keep each simulation's JSON here")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--objective", default="time")
     args = ap.parse_args()
+    pairs = PAIRS if args.objective == "time" else [p for p in PAIRS if stem(p[0]) in ENERGY]
+    if args.objective != "time" and args.kt_runs:
+        ap.error("Kernel Tuner's runs were made for time: leave out --kt-runs with --objective")
     work = args.out or tempfile.mkdtemp()
     os.makedirs(work, exist_ok=True)
 
@@ -73,7 +82,7 @@ def main():
                            check=True, capture_output=True)
         searchers = [s for s in SEARCHERS if s != "transfer" or source]
         cmd = [args.steer, "simulate", "--data", tuned, "--runs", str(args.runs), "--threads", "1",
-               "--searcher", ",".join(searchers), "--model", model, "--json"]
+               "--searcher", ",".join(searchers), "--model", model, "--json", "--objective", args.objective]
         if compute_bound:
             cmd += ["--set", "profile-based.compute_bound=true", "--set", "guided.compute_bound=true"]
         if source:
@@ -95,7 +104,7 @@ def main():
         return stem(tuned), rows
 
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        results = dict(pool.map(run, PAIRS))
+        results = dict(pool.map(run, pairs))
     spaces = list(results)
     names = []
     for rows in results.values():
