@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """Summarises live tunings written by scripts/bench/live_tuning.sh: per searcher, the median
-over seeds of the best runtime so far at fixed wall-clock times since launch, how many seeds
+over seeds of the best runtime so far at fixed wall-clock times since launch (a seed without a
+valid test yet counts as slower than any), how many seeds
 came within a factor of the space's best, and when. Prints a markdown table; --csv writes the
 median curves, --plot draws them (matplotlib).
 
   python3 scripts/bench/live_summary.py DIR --kernel gemm --best-ms 3.587 [--within 1.02]
-      [--times 5,10,20,30,45,60] [--csv curves.csv] [--plot curves.png]
+      [--times 5,10,20,30,45,60] [--csv curves.csv] [--plot curves.png] [--energy]
+
+--energy: tunings for energy (TUNE_ARGS="--objective energy"); the least energy per launch so
+far, read from each tuning's store, and --best-ms is the space's least energy in J.
 """
 import argparse
 import glob
@@ -28,6 +32,21 @@ def read_log(path):
     return points
 
 
+def read_energy(log, store):
+    """[(seconds since launch, least energy per launch so far in J or None)] per test: the
+    times from the log, the energies from the tuning's store (in the order tested)."""
+    import sqlite3
+    times = [when for when, _ in read_log(log)]
+    with sqlite3.connect(store) as db:
+        rows = db.execute("SELECT status, energy_joules_per_launch FROM tests ORDER BY sequence").fetchall()
+    points, best = [], None
+    for when, (status, joules) in zip(times, rows):
+        if status == "ok" and joules is not None and (best is None or joules < best):
+            best = joules
+        points.append((when, best))
+    return points
+
+
 def best_at(points, t):
     best = None
     for when, b in points:
@@ -38,11 +57,22 @@ def best_at(points, t):
     return best
 
 
+def median_best(seeds, t):
+    """The median over seeds of the best so far at t, a seed without a valid test yet counting as
+    slower than any; None while that is the median."""
+    values = [best_at(p, t) for p in seeds.values()]
+    m = statistics.median(v if v is not None else float("inf") for v in values)
+    return None if m == float("inf") else m
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dir")
     ap.add_argument("--kernel", required=True)
-    ap.add_argument("--best-ms", type=float, required=True, help="the space's best runtime (exhaustive recording)")
+    ap.add_argument("--best-ms", type=float, required=True,
+                    help="the space's best runtime (exhaustive recording); with --energy its least energy in J")
+    ap.add_argument("--energy", action="store_true",
+                    help="energy per launch from each tuning's store (KERNEL_SEARCHER_SEED.db) instead of runtimes")
     ap.add_argument("--within", type=float, default=1.02)
     ap.add_argument("--times", default="5,10,20,30,45,60")
     ap.add_argument("--csv")
@@ -52,7 +82,7 @@ def main():
     runs = {}
     for path in sorted(glob.glob(os.path.join(args.dir, f"{args.kernel}_*_*.log"))):
         searcher, seed = os.path.basename(path)[len(args.kernel) + 1:-4].rsplit("_", 1)
-        runs.setdefault(searcher, {})[int(seed)] = read_log(path)
+        runs.setdefault(searcher, {})[int(seed)] = read_energy(path, path[:-4] + ".db") if args.energy else read_log(path)
     if not runs:
         sys.exit(f"live_summary.py: no {args.kernel}_*_*.log in {args.dir}")
     target = args.within * args.best_ms
@@ -65,9 +95,8 @@ def main():
     for searcher, seeds in runs.items():
         row = [searcher, str(len(seeds)), f"{statistics.median(len(p) for p in seeds.values()):g}"]
         for t in times:
-            values = [best_at(p, t) for p in seeds.values()]
-            values = [v for v in values if v is not None]
-            row.append(f"{statistics.median(values):.3f}" if len(values) == len(seeds) else "-")
+            m = median_best(seeds, t)
+            row.append(f"{m:.3f}" if m is not None else "-")
         firsts = []
         for p in seeds.values():
             first = next((when for when, b in p if b is not None and b <= target and when <= times[-1]), None)
@@ -79,8 +108,7 @@ def main():
         print("| " + " | ".join(row) + " |")
         curves[searcher] = []
         for t in grid:
-            values = [best_at(p, t) for p in seeds.values()]
-            curves[searcher].append(statistics.median(values) if all(v is not None for v in values) else None)
+            curves[searcher].append(median_best(seeds, t))
     if args.csv:
         with open(args.csv, "w") as f:
             f.write("seconds," + ",".join(curves) + "\n")
@@ -98,7 +126,7 @@ def main():
         ax.axhline(args.best_ms, color="grey", lw=0.8, ls=":")
         ax.axhline(target, color="grey", lw=0.8, ls="--", label=f"{args.within:g}x the best")
         ax.set_xlabel("seconds since launch")
-        ax.set_ylabel("median best runtime so far (ms)")
+        ax.set_ylabel("median least energy so far (J)" if args.energy else "median best runtime so far (ms)")
         ax.set_title(f"{args.kernel}: live tuning, median over seeds")
         lows = [v for c in curves.values() for v in c if v is not None]
         ax.set_ylim(args.best_ms * 0.98, min(max(lows), args.best_ms * 2))
