@@ -28,6 +28,7 @@ struct Node {
   Scalar value;
   std::string_view name;
   std::vector<std::uint32_t> children;
+  std::uint32_t height = 1;  // of the tree under it: bounded, as compiling it recurses that deep
 };
 
 using Nodes = std::vector<Node>;
@@ -113,6 +114,11 @@ class Parser {
   std::uint32_t add(Node::Kind kind, Code code, std::uint32_t position, std::vector<std::uint32_t> children) {
     Node node{kind, code, position};
     node.constant = std::all_of(children.begin(), children.end(), [&](std::uint32_t c) { return nodes_[c].constant; });
+    for (std::uint32_t c : children) node.height = std::max(node.height, nodes_[c].height + 1);
+    // A chain as long as this ("A + A + ...", min() of as many arguments) could not compile
+    // into kMaxProgram instructions anyway; stopping here keeps the compiler's recursion short.
+    if (node.height > kMaxProgram)
+      fail(fmt::format("expression too large: a chain of more than {} operations", kMaxProgram), position);
     node.children = std::move(children);
     nodes_.push_back(std::move(node));
     return static_cast<std::uint32_t>(nodes_.size() - 1);

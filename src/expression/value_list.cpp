@@ -130,7 +130,15 @@ class ListReader {
     return Compiler::compile(parser_.nodes(), node, parser_.text(), names);
   }
 
-  Value constant(std::uint32_t node) { return to_value(compile(node, {}).evaluate({})); }
+  // Each element is compiled without a copy of the whole text (a list of 200,000 elements
+  // would copy it as many times); an error is raised again with it, for the caret.
+  Value constant(std::uint32_t node) {
+    try {
+      return to_value(Compiler::compile(parser_.nodes(), node, {}, {}).evaluate({}));
+    } catch (const ExpressionError& e) {
+      throw ExpressionError(e.what(), std::string(parser_.text()), e.position());
+    }
+  }
 
   Parser parser_;
 };

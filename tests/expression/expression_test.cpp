@@ -393,6 +393,18 @@ TEST(ExpressionErrors, LimitsOfSize) {
   std::string chains = "X";
   for (int k = 0; k < 40; ++k) chains = "X < (" + chains + ") < X";
   EXPECT_STREQ(error_of(chains, {{"X", 1}}).what(), "expression too large: more than 4096 instructions");
+
+  // Flat chains far longer than any program: an error, not a stack overflow while compiling.
+  const auto chain = [](const std::string& term, const std::string& joint, int terms) {
+    std::string text = term;
+    for (int k = 1; k < terms; ++k) text += joint + term;
+    return text;
+  };
+  const char* long_chain = "expression too large: a chain of more than 4096 operations";
+  EXPECT_STREQ(error_of(chain("X", " + ", 33000), {{"X", 1}}).what(), long_chain);
+  EXPECT_STREQ(error_of(chain("X > 0", " and ", 33000), {{"X", 1}}).what(), long_chain);
+  EXPECT_STREQ(error_of("min(" + chain("X", ", ", 40000) + ")", {{"X", 1}}).what(), long_chain);
+  EXPECT_STREQ(error_of(chain("1", " + ", 33000)).what(), long_chain) << "constant chains too";
 }
 
 TEST(ExpressionErrors, TooFewValues) {
@@ -486,6 +498,20 @@ TEST(ExpressionList, Errors) {
   EXPECT_STREQ(unknown.what(), "unknown parameter 'i'");
   EXPECT_EQ(unknown.position(), 1u);
   EXPECT_STREQ(list_error_of("[1 // 0]").what(), "division by zero");
+  ExpressionError late = list_error_of("[1, 2, 3 // 0]");
+  EXPECT_EQ(late.expression(), "[1, 2, 3 // 0]") << "the whole list, for the caret";
+  EXPECT_EQ(late.position(), 9u);
+}
+
+TEST(ExpressionList, LongLiteralListsAreReadInLinearTime) {
+  // 200,000 elements: each element once, not the whole text once per element (minutes).
+  std::string text = "[0";
+  for (int k = 1; k < 200000; ++k) text += ", " + std::to_string(k % 2 == 0 ? k : -k);
+  text += "]";
+  const std::vector<Value> values = evaluate_list(text);
+  ASSERT_EQ(values.size(), 200000u);
+  EXPECT_EQ(values[199999].to_string(), "-199999");
+  EXPECT_EQ(values[199998].to_string(), "199998");
 }
 
 }  // namespace
