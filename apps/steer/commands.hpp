@@ -8,6 +8,13 @@ namespace steer::cli {
 // A subcommand adds itself to `app` and returns the function to run when it is chosen.
 // The function returns the process exit code.
 using Runner = std::function<int()>;
+
+// Exit codes, the same for every subcommand (docs/cli.md, "Exit codes").
+inline constexpr int kSuccess = 0;
+inline constexpr int kError = 1;          // bad input, a failure; the message says which
+inline constexpr int kUsageError = 2;     // the command line itself: an unknown option, a bad value
+inline constexpr int kNoValidResult = 3;  // a tuning ran but no configuration was valid
+inline constexpr int kInterrupted = 130;  // Ctrl-C: stopped after the test in progress
 using Registration = Runner (*)(CLI::App& app);
 
 Runner register_space(CLI::App& app);

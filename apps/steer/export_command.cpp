@@ -1,12 +1,19 @@
 // steer export: write one tuning of a results store as CSV, T4 JSON, Steer JSON or a Kernel
 // Tuner cache file.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include "commands.hpp"
@@ -35,22 +42,55 @@ void print_tunings(std::FILE* stream, const Store& store) {
   }
 }
 
-// Writes to a temporary file renamed into place at the end, so a failed export never
-// leaves a truncated file behind that looks complete.
+// Writes `bytes` to the descriptor; false (errno set) when the system would not take them.
+bool write_all(int fd, const std::string& bytes) {
+  for (std::size_t done = 0; done < bytes.size();) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// A regular file (or a new one) is written to a temporary file of its own (mkstemp: never a
+// name planted beforehand) renamed into place at the end, so a failed export never leaves a
+// truncated file behind that looks complete. Anything else that exists at the path (a device
+// such as /dev/stdout, a FIFO, a symbolic link) is written in place, never replaced.
 void write_file(const std::filesystem::path& file, ExportFormat format, const TuningKey& key,
                 std::span<const Result> results) {
-  std::filesystem::path partial = file;
-  partial += ".partial";
-  {
-    std::ofstream out(partial, std::ios::binary);
-    if (!out) throw Error(fmt::format("cannot write '{}'", partial.string()));
-    export_results(out, format, key, results);
-    out.flush();
-    if (!out) throw Error(fmt::format("cannot write '{}' (disk full?)", partial.string()));
-  }
+  std::ostringstream text;
+  export_results(text, format, key, results);
+  const std::string bytes = text.str();
   std::error_code error;
-  std::filesystem::rename(partial, file, error);
-  if (error) throw Error(fmt::format("cannot rename '{}' to '{}': {}", partial.string(), file.string(), error.message()));
+  const std::filesystem::file_status status = std::filesystem::symlink_status(file, error);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    const int fd = ::open(file.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0) throw Error(fmt::format("cannot write '{}': {}", file.string(), std::strerror(errno)));
+    const bool written = write_all(fd, bytes);
+    const int saved = errno;
+    ::close(fd);
+    if (!written) throw Error(fmt::format("cannot write '{}': {}", file.string(), std::strerror(saved)));
+    return;
+  }
+  std::string temporary = file.string() + ".XXXXXX";
+  const int fd = ::mkstemp(temporary.data());
+  if (fd < 0) throw Error(fmt::format("cannot create a file beside '{}': {}", file.string(), std::strerror(errno)));
+  const bool written = write_all(fd, bytes) && ::fsync(fd) == 0;
+  const int saved = errno;
+  const mode_t mask = ::umask(0);  // mkstemp makes it 0600; an export is an ordinary file
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  ::close(fd);
+  if (!written) {
+    ::unlink(temporary.c_str());
+    throw Error(fmt::format("cannot write '{}': {}", file.string(), std::strerror(saved)));
+  }
+  std::filesystem::rename(temporary, file, error);
+  if (error) {
+    ::unlink(temporary.c_str());
+    throw Error(fmt::format("cannot put the export in place as '{}': {}", file.string(), error.message()));
+  }
 }
 
 // Kernel Tuner compares a cache's problem_size with the one given to tune_kernel, so a cache

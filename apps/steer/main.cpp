@@ -1,6 +1,10 @@
 // steer: the command-line tool. One file per subcommand; this file only dispatches.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <new>
+#include <system_error>
 #include <fmt/core.h>
 #include <map>
 #include <string>
@@ -9,6 +13,11 @@
 #include "steer/error.hpp"
 
 namespace {
+
+// Error messages never throw: stderr itself may be what cannot be written to.
+void report(const std::string& message) {
+  std::fputs(("steer: error: " + message + "\n").c_str(), stderr);
+}
 
 // The registration lines: add a subcommand here.
 constexpr steer::cli::Registration kCommands[] = {
@@ -42,18 +51,31 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int code = app.exit(e);  // prints the message, or the help or version asked for
+    return code == 0 ? 0 : steer::cli::kUsageError;
   }
+  std::string command = "steer";
   try {
     for (auto& [sub, runner] : runners) {
-      if (sub->parsed()) return runner();
+      if (!sub->parsed()) continue;
+      command = "steer " + sub->get_name();
+      const int code = runner();
+      // Output that could not be written (a full disk, a closed pipe) is an error, not success.
+      if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        report(fmt::format("{} could not write its output: {}", command, std::strerror(errno)));
+        return steer::cli::kError;
+      }
+      return code;
     }
-    return 2;
+    return steer::cli::kUsageError;
   } catch (const steer::ExpressionError& e) {
-    fmt::print(stderr, "steer: error: {}\n", e.detailed());
-    return 1;
+    report(e.detailed());
+  } catch (const std::bad_alloc&) {
+    report(command + " ran out of memory (the space, recording or store is too large for this machine's memory)");
+  } catch (const std::system_error& e) {
+    report(command + ": the system refused: " + e.what());
   } catch (const std::exception& e) {
-    fmt::print(stderr, "steer: error: {}\n", e.what());
-    return 1;
+    report(e.what());
   }
+  return steer::cli::kError;
 }

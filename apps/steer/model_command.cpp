@@ -8,6 +8,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "number_checks.hpp"
 #include "steer/error.hpp"
 #include "steer/model.hpp"
 #include "steer/recording.hpp"
@@ -80,17 +81,17 @@ Runner register_model(CLI::App& app) {
   train->add_option("--seed", args->seed, "Seed of the held-out split and of the trees")->capture_default_str();
   train->add_option("--holdout", args->holdout, "Fraction held out to report the accuracy")
       ->capture_default_str()
-      ->check(CLI::Range(0.01, 0.99));
+      ->check(number_in(0.01, 0.99));
   train->add_option("--tree-splits", args->tree_splits, "tree: random 50/50 splits tried per counter")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   train->add_option("--forest-trees", args->forest_trees, "forest: trees per counter")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   train->add_option("--interaction-order", args->interaction_order,
                     "lsq: highest order of interactions between parameters")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   // The runner is registered for the `model` command; only `train` exists under it.
   return [args] { return run_model_train(*args); };
 }

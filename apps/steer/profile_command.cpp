@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "commands.hpp"
+#include "number_checks.hpp"
 #include "steer/backend.hpp"
 #include "steer/counters.hpp"
 #include "steer/expert.hpp"
@@ -255,14 +256,14 @@ Runner register_profile(CLI::App& app) {
   cmd->add_option("--size", args->size, "Problem size name (default: the spec's)");
   cmd->add_option("--backend", args->backend, "cuda (the only backend with counters), or auto")
       ->check(CLI::IsMember({"cuda", "auto"}));
-  cmd->add_option("--device", args->device, "Device index");
+  cmd->add_option("--device", args->device, "Device index")->check(kNonNegative);
   cmd->add_option("--counters", args->counters, "default, all, none, or METRIC,METRIC,...");
   cmd->add_flag("--no-energy", args->no_energy, "Skip the energy measurement");
   cmd->add_option("--energy-window", args->energy_window_s, "Seconds of repeated launches for the energy figure")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--repetitions", args->repetitions, "Timed launches")->check(CLI::PositiveNumber);
+      ->check(kPositive);
+  cmd->add_option("--repetitions", args->repetitions, "Timed launches")->check(kPositive);
   cmd->add_option("--repeat", args->repeat, "Measure the configuration this many times (repeatability)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_flag("--json", args->json, "Print one JSON object");
   cmd->add_option("--data", args->data,
                   "Analyse the configuration's counters recorded in this store or recording instead of measuring "

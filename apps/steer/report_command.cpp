@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "number_checks.hpp"
 #include "steer/error.hpp"
 #include "steer/eval.hpp"
 #include "steer/recording.hpp"
@@ -133,16 +134,16 @@ Runner register_report(CLI::App& app) {
       ->delimiter(',');
   command->add_option("--runs", args->runs, "With --searcher: runs per searcher")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   command->add_option("--target", args->target, "With --searcher: well-performing within this factor of the best")
       ->capture_default_str()
-      ->check(CLI::Range(1.0, 1e9));
+      ->check(number_in(1.0, 1e9));
   command->add_option("--budget", args->budget, "With --searcher: tests per run (default: the whole space)")
-      ->check(CLI::PositiveNumber);
-  command->add_option("--seed", args->seed, "With --searcher: seed of the first run")->capture_default_str();
+      ->check(kPositive);
+  command->add_option("--seed", args->seed, "With --searcher: seed of the first run")->capture_default_str()->check(kNonNegative);
   command->add_option("--threads", args->threads, "With --searcher: threads (default: all)");
   command->add_option("--bins", args->bins, "Bins of the runtime histogram (default: sqrt(n), 5 to 60)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   command->add_option("--out", args->out, "Output folder (created)")->required();
   command->add_option("--python", args->python,
                       "Python 3 with matplotlib (default: python3 on PATH, else /usr/bin/python3)");

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "number_checks.hpp"
 #include "steer/error.hpp"
 #include "steer/eval.hpp"
 #include "steer/recording.hpp"
@@ -279,24 +280,24 @@ Runner register_simulate(CLI::App& app) {
                       "Searcher setting NAME=VALUE for every searcher evaluated, or SEARCHER.NAME=VALUE for one (repeatable)");
   command->add_option("--runs", args->runs, "Runs per searcher (seeds seed, seed+1, ...)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   command->add_option("--target", args->target, "Well-performing: within this factor of the best valid runtime")
       ->capture_default_str()
-      ->check(CLI::Range(1.0, 1e9));
-  command->add_option("--budget", args->budget, "Tests per run (default: the whole space)")->check(CLI::PositiveNumber);
-  command->add_option("--seed", args->seed, "Seed of the first run")->capture_default_str();
+      ->check(number_in(1.0, 1e9));
+  command->add_option("--budget", args->budget, "Tests per run (default: the whole space)")->check(kPositive);
+  command->add_option("--seed", args->seed, "Seed of the first run")->capture_default_str()->check(kNonNegative);
   command->add_option("--threads", args->threads, "Threads (default: all; results do not depend on it)");
   command->add_option("--ahead", args->ahead, "Proposals requested at a time, like the loop's compile-ahead window")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   command->add_option("--repetitions", args->repetitions, "Timed launches costed per test (default: as recorded)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   command->add_option("--profiling-passes", args->profiling_passes, "Kernel replays costed per profiled test")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   command->add_option("--pass-overhead-ms", args->pass_overhead_ms, "Overhead costed per profiling pass")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   command->add_flag("--no-searcher-time", args->no_searcher_time,
                     "Leave the searchers' own computation (measured as they run) off the simulated clock, so that "
                     "simulated times depend on the recording alone");
@@ -308,14 +309,14 @@ Runner register_simulate(CLI::App& app) {
                       "P's end cut-off: where random search is expected to reach optimum + (median - optimum) x "
                       "(1 - this)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(number_in(0.0, 1.0));
   command->add_option("--score-start", args->score_settings.start_percentile, "P's start cut-off, likewise")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(number_in(0.0, 1.0));
   command->add_option("--score-resolution", args->score_settings.time_points,
                       "Points of the time axis between the cut-offs that P is averaged over")
       ->capture_default_str()
-      ->check(CLI::Range(2, 1000000));
+      ->check(number_in(2, 1000000));
   command->add_option("--score-runs", args->score_runs,
                       "Also score runs of another tool (JSON, scripts/bench/kerneltuner_strategies.py writes them) "
                       "on the recording its \"data\" names (repeatable)");

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "number_checks.hpp"
 #include "progress.hpp"
 #include "steer/backend.hpp"
 #include "steer/counters.hpp"
@@ -259,7 +260,12 @@ int run_tune(const TuneArgs& args) {
   } else {
     print_summary(summary, spec);
   }
-  return summary.interrupted ? 130 : 0;
+  if (summary.interrupted) return kInterrupted;
+  if (!summary.best) {
+    fmt::print(stderr, "steer: no configuration was valid ({} tested, {} failed)\n", summary.tests, summary.failed);
+    return kNoValidResult;
+  }
+  return kSuccess;
 }
 
 }  // namespace
@@ -270,24 +276,24 @@ Runner register_tune(CLI::App& app) {
   cmd->add_option("spec", args->spec, "Tuning spec (JSON)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--backend", args->backend, "cuda, opencl or auto")
       ->check(CLI::IsMember({"cuda", "opencl", "auto"}));
-  cmd->add_option("--device", args->device, "Device index");
+  cmd->add_option("--device", args->device, "Device index")->check(kNonNegative);
   cmd->add_option("--size", args->size, "Problem size name (default: the spec's)");
   cmd->add_option("--searcher", args->searcher, "Search strategy (steer searchers lists them; default: Steer's default searcher)");
-  cmd->add_option("--budget", args->budget, "Stop after this many tests")->check(CLI::PositiveNumber);
-  cmd->add_option("--time", args->time_s, "Stop after this many seconds")->check(CLI::PositiveNumber);
+  cmd->add_option("--budget", args->budget, "Stop after this many tests")->check(kPositive);
+  cmd->add_option("--time", args->time_s, "Stop after this many seconds")->check(kPositive);
   cmd->add_option("--fraction", args->fraction, "Stop after this fraction of the space")
-      ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--target-ms", args->target_ms, "Stop once a configuration runs this fast");
-  cmd->add_option("--seed", args->seed, "Random seed of the searcher");
+      ->check(number_in(0.0, 1.0));
+  cmd->add_option("--target-ms", args->target_ms, "Stop once a configuration runs this fast")->check(kPositive);
+  cmd->add_option("--seed", args->seed, "Random seed of the searcher")->check(kNonNegative);
   cmd->add_option("--db", args->db, "Results store (SQLite); resumes from it");
   cmd->add_option("--set", args->settings, "Searcher setting NAME=VALUE (repeatable)");
   cmd->add_option("--model", args->model, "Counter model for model-guided searchers (steer model train)");
-  cmd->add_option("--repetitions", args->repetitions, "Timed launches per test")->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup", args->warmup, "Untimed launches before timing")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--repetitions", args->repetitions, "Timed launches per test")->check(kPositive);
+  cmd->add_option("--warmup", args->warmup, "Untimed launches before timing")->check(kNonNegative);
   cmd->add_option("--max-test-ms", args->max_test_ms,
                   "Stop a test's timed launches once this much kernel time was timed (at least one; 0: no cap)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--compile-threads", args->compile_threads, "Compiler threads (0: cores - 1)");
+      ->check(kNonNegative);
+  cmd->add_option("--compile-threads", args->compile_threads, "Compiler threads (0: cores - 1)")->check(number_in(0, 4096));
   cmd->add_flag("--no-compile-ahead", args->no_compile_ahead, "Compile each configuration just before it runs");
   cmd->add_option("--counters", args->counters,
                   "Collect hardware counters on every test: default (the paper's set + occupancy), all, or "
@@ -295,7 +301,7 @@ Runner register_tune(CLI::App& app) {
   cmd->add_option("--objective", args->objective,
                   "time (default), energy, weighted:ALPHA, edp or gflops-per-watt (energy: CUDA with NVML)");
   cmd->add_option("--energy-window", args->energy_window_s, "Seconds of repeated launches per energy figure")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_flag("--json", args->json, "Print one JSON object at the end");
   cmd->add_flag("--explain", args->explain,
                 "Say after each profiled test which bottlenecks the expert system found, which counters it "

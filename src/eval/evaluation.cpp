@@ -285,9 +285,12 @@ Evaluation evaluate(const Recording& recording, const std::vector<std::string>& 
   const std::string baseline = "random";
   auto random = std::find_if(evaluation.searchers.begin(), evaluation.searchers.end(),
                              [&](const SearcherEvaluation& e) { return e.name == baseline; });
+  // Random search run only as the baseline gets none of the settings meant for the others.
+  EvaluationOptions baseline_options = options;
+  baseline_options.settings.clear();
   double random_mean = random != evaluation.searchers.end()
                            ? random->mean_tests
-                           : summarise(baseline, simulate_runs(recording, baseline, options), 2).mean_tests;
+                           : summarise(baseline, simulate_runs(recording, baseline, baseline_options), 2).mean_tests;
   if (!std::isnan(random_mean)) {
     for (SearcherEvaluation& e : evaluation.searchers) {
       if (!std::isnan(e.mean_tests)) e.ratio_to_random = e.mean_tests / random_mean;

@@ -1,4 +1,5 @@
 // Exhaustive search: every configuration in index order.
+#include "search/search_support.hpp"
 #include "steer/searcher.hpp"
 
 namespace steer {
@@ -25,7 +26,8 @@ class ExhaustiveSearcher final : public Searcher {
 
 }  // namespace
 
-std::unique_ptr<Searcher> make_exhaustive_searcher(const SearcherOptions&) {
+std::unique_ptr<Searcher> make_exhaustive_searcher(const SearcherOptions& options) {
+  search::Settings("exhaustive", options.settings).finish();  // it has none: any is a mistake
   return std::make_unique<ExhaustiveSearcher>();
 }
 

@@ -50,6 +50,7 @@ class RandomSearcher final : public Searcher {
 }  // namespace
 
 std::unique_ptr<Searcher> make_random_searcher(const SearcherOptions& options) {
+  search::Settings("random", options.settings).finish();  // it has none: any is a mistake
   return std::make_unique<RandomSearcher>(options.seed);
 }
 

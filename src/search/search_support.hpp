@@ -113,8 +113,9 @@ class Settings {
       if (!read_.contains(name)) unknown.push_back(name);
     }
     if (!unknown.empty()) {
-      throw Error(fmt::format("searcher '{}': unknown setting(s) {}; known: {}", searcher_,
-                              fmt::join(unknown, ", "), fmt::join(read_, ", ")));
+      throw Error(fmt::format("searcher '{}': unknown setting(s) {}; {}", searcher_, fmt::join(unknown, ", "),
+                              read_.empty() ? std::string("it has no settings")
+                                            : fmt::format("known: {}", fmt::join(read_, ", "))));
     }
   }
 

@@ -13,20 +13,18 @@ namespace steer {
 
 class ThreadPool {
  public:
+  // Throws std::system_error when a thread cannot be started, having joined those that were.
   explicit ThreadPool(unsigned threads) {
-    for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+    try {
+      for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+    } catch (...) {
+      stop();
+      throw;
+    }
   }
   // Tasks not yet started are dropped (their futures report broken_promise); running
   // ones finish. A stopped tuning run must not wait for compiles nobody will use.
-  ~ThreadPool() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-      queue_.clear();
-    }
-    wake_.notify_all();
-    for (std::thread& t : workers_) t.join();
-  }
+  ~ThreadPool() { stop(); }
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
@@ -43,6 +41,17 @@ class ThreadPool {
   }
 
  private:
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+      queue_.clear();
+    }
+    wake_.notify_all();
+    for (std::thread& t : workers_) t.join();
+    workers_.clear();
+  }
+
   void work() {
     for (;;) {
       std::function<void()> task;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <system_error>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -290,7 +291,12 @@ TuneSummary Loop::run() {
     unsigned threads = options_.compile_threads > 0
                            ? static_cast<unsigned>(options_.compile_threads)
                            : std::max(1u, std::thread::hardware_concurrency() - 1);
-    pool_ = std::make_unique<ThreadPool>(threads);
+    try {
+      pool_ = std::make_unique<ThreadPool>(threads);
+    } catch (const std::system_error& e) {
+      throw Error(fmt::format("cannot start {} compiler threads ({}): ask for fewer with --compile-threads", threads,
+                              e.what()));
+    }
     summary_.compiled_ahead = true;
     ahead_ = 2 * threads;
   }

@@ -319,6 +319,40 @@ std::pair<int, std::string> run_steer(const std::string& arguments) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
+TEST(Cli, ExportWritesThroughWhatIsNotARegularFileAndNeverFollowsAPlantedName) {
+  ScratchDir dir;
+  const std::string db = (dir / "results.db").string();
+  auto [status, output] = run_steer("import " + (kData / "ktt/coulomb_rtx2080.ktt.json.gz").string() + " --db " + db);
+  ASSERT_EQ(status, 0) << output;
+  // A symbolic link is written through, not replaced by a file.
+  const std::filesystem::path target = dir / "target.csv", link = dir / "link.csv";
+  std::ofstream(target) << "old\n";
+  std::filesystem::create_symlink(target, link);
+  std::tie(status, output) = run_steer("export --db " + db + " --format csv --out " + link.string());
+  ASSERT_EQ(status, 0) << output;
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_GT(std::filesystem::file_size(target), 1000u);
+  // A device is written to, never turned into a file; /dev/full says why it failed.
+  std::tie(status, output) = run_steer("export --db " + db + " --format csv --out /dev/null");
+  EXPECT_EQ(status, 0) << output;
+  EXPECT_TRUE(std::filesystem::is_character_file("/dev/null"));
+  std::tie(status, output) = run_steer("export --db " + db + " --format csv --out /dev/full");
+  EXPECT_EQ(status, 1);
+  EXPECT_NE(output.find("No space left on device"), std::string::npos) << output;
+  EXPECT_TRUE(std::filesystem::is_character_file("/dev/full"));
+  // The old fixed temporary name, planted as a link to a file of the victim's, is left alone.
+  const std::filesystem::path victim = dir / "victim.txt", out = dir / "out.csv";
+  std::ofstream(victim) << "precious\n";
+  std::filesystem::create_symlink(victim, dir / "out.csv.partial");
+  std::tie(status, output) = run_steer("export --db " + db + " --format csv --out " + out.string());
+  ASSERT_EQ(status, 0) << output;
+  std::ifstream in(victim);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "precious");
+  EXPECT_TRUE(std::filesystem::is_regular_file(out));
+}
+
 TEST(Cli, ImportThenExport) {
   ScratchDir dir;
   const std::string db = (dir / "results.db").string();
