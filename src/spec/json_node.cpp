@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <fmt/core.h>
 #include <limits>
 
@@ -79,9 +82,51 @@ std::string child_path(const std::string& parent, std::string_view key) {
   return parent.empty() ? std::string(key) : fmt::format("{}.{}", parent, key);
 }
 
+// Numbers the JSON parser would take wrongly or fail on without saying where: integers past
+// 64 bits (read as doubles, silently rounded) and numbers past a double's range. Strings are
+// skipped; what is not valid JSON is left to the parser to report.
+void check_numbers(std::string_view text, const std::string& file) {
+  std::size_t line = 1, line_start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      line_start = i + 1;
+    } else if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+    } else if (c == '-' || std::isdigit(static_cast<unsigned char>(c))) {
+      const std::size_t begin = i;
+      bool integer = true;
+      while (i + 1 < text.size() && (std::isdigit(static_cast<unsigned char>(text[i + 1])) ||
+                                     std::strchr(".eE+-", text[i + 1]) != nullptr)) {
+        if (std::strchr(".eE", text[i + 1]) != nullptr) integer = false;
+        ++i;
+      }
+      const std::string number(text.substr(begin, i + 1 - begin));
+      const auto where = [&] {
+        return fmt::format("{}{}line {}, column {}: ", file, file.empty() ? "" : ": ", line, begin - line_start + 1);
+      };
+      if (integer) {
+        const bool negative = number[0] == '-';
+        std::string digits = number.substr(negative ? 1 : 0);
+        digits.erase(0, std::min(digits.find_first_not_of('0'), digits.size() - 1));
+        const std::string_view limit = negative ? "9223372036854775808" : "18446744073709551615";
+        if (digits.size() > limit.size() || (digits.size() == limit.size() && digits > limit)) {
+          throw SpecError(where() + fmt::format("the integer {} does not fit in 64 bits", number));
+        }
+      } else if (std::isinf(std::strtod(number.c_str(), nullptr))) {
+        throw SpecError(where() + fmt::format("the number {} is too large", number));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Json parse_json(std::string_view text, const std::string& file) {
+  check_numbers(text, file);
   std::vector<OpenContainer> open;
   auto segment_of_next_value = [&open]() -> std::string {
     if (open.empty()) return {};

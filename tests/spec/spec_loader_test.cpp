@@ -218,6 +218,22 @@ TEST(spec_errors, MalformedJsonGivesLineAndColumn) {
               StartsWith("specs/transpose/spec.json: malformed JSON: parse error at line 3, column 18: "));
 }
 
+TEST(spec_errors, NumbersOutOfRangeNameTheirPlace) {
+  EXPECT_EQ(error_of("{\"name\": \"t\",\n \"parameters\": [{\"name\": \"A\", \"values\": [1, 1e999]}]}"),
+            "specs/transpose/spec.json: line 2, column 45: the number 1e999 is too large");
+  // Past 64 bits an integer would be read as a rounded double without a word.
+  EXPECT_EQ(error_of(spec_with("", R"([{"name": "A", "values": [18446744073709551616]}])")).substr(0, 26),
+            "specs/transpose/spec.json:");
+  EXPECT_THAT(error_of(spec_with("", R"([{"name": "A", "values": [18446744073709551616]}])")),
+              ::testing::EndsWith("the integer 18446744073709551616 does not fit in 64 bits"));
+  EXPECT_THAT(error_of(spec_with("", R"([{"name": "A", "values": [-9223372036854775809]}])")),
+              ::testing::EndsWith("the integer -9223372036854775809 does not fit in 64 bits"));
+  // The extremes of a value still read, and numbers inside strings are text.
+  EXPECT_NO_THROW(parse_spec(spec_with("", R"([{"name": "A", "values": [9223372036854775807, -9223372036854775808]}])"),
+                             kOrigin));
+  EXPECT_NO_THROW(parse_spec(spec_with(R"("description": "1e999 and 99999999999999999999999")"), kOrigin));
+}
+
 TEST(spec_errors, WrongTypeNamesFilePathAndType) {
   EXPECT_EQ(error_of(spec_with("", R"([{"name": "A", "values": [1]}, {"name": "B", "values": 3}])")),
             "specs/transpose/spec.json: parameters[1].values: expected a list or a list expression, got a number");
