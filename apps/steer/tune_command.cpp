@@ -170,10 +170,17 @@ nlohmann::json summary_json(const TuneSummary& s, const Spec& spec) {
 
 int run_tune(const TuneArgs& args) {
   Spec spec = load_spec(args.spec);
-  Space space = Space::build(spec.space);
   std::string note;
   auto backend = open_backend(args.backend, BackendOptions{.device = args.device}, &note);
   if (!note.empty()) fmt::print(stderr, "steer: {}\n", note);
+  // Configurations the device cannot launch are left out before the search, and counted.
+  const ProblemSize& size = spec.size(args.size.empty() ? spec.default_size : args.size);
+  const DeviceLimitedSpace limited = limit_to_device(spec, size, backend->device());
+  Space space = Space::build(limited.definition);
+  if (!limited.rule.empty()) {
+    const std::uint64_t pruned = Space::build(spec.space).size() - space.size();
+    if (pruned > 0) fmt::print(stderr, "steer: left out {} configurations beyond {}\n", pruned, limited.rule);
+  }
 
   SearcherOptions searcher_options;
   searcher_options.seed = args.seed;

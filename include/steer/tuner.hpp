@@ -240,6 +240,16 @@ class ReplayExecutor final : public Executor {
   Result missing_;  // what a configuration the recording lacks replays as
 };
 
+// The spec's space without the configurations `device` cannot launch at `size`: blocks of
+// more threads than it allows, or more dynamic shared memory than a block may have (the
+// spec's launch expressions, evaluated per configuration). Limits a kernel has of its own
+// (registers, static shared memory) are known only once it is compiled and fail as tests.
+struct DeviceLimitedSpace {
+  SpaceDefinition definition;  // the spec's, with the device's limits as one more constraint
+  std::string rule;            // that constraint in words; empty when nothing was added
+};
+DeviceLimitedSpace limit_to_device(const Spec& spec, const ProblemSize& size, const DeviceInfo& device);
+
 // Tunes over `space` with `executor`. With a store, every finished test is committed as it
 // completes, and configurations the store already holds for the same spec, device and size
 // are served from it instead of being run again (resume).

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <thread>
 
@@ -144,6 +145,17 @@ TEST(TuneEndToEnd, CtrlCStopsCleanlyWithEveryFinishedTestStored) {
   EXPECT_LT(summary["tests"].get<std::size_t>(), 500u);
   EXPECT_EQ(stored_results(db).size(), summary["tests"].get<std::size_t>()) << "every finished test is stored";
   fs::remove(summary_file);
+}
+
+TEST(TuneEndToEnd, ConfigurationsTheDeviceCannotLaunchAreLeftOutAndCounted) {
+  // conv's blocks reach 128 x 64 threads, more than PoCL's 4,096 work-items per group.
+  Output out = run_steer("tune " STEER_SOURCE_DIR "/kernels/conv/spec.json --backend opencl --size small --budget 1 "
+                         "--searcher random",
+                         true);
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_TRUE(std::regex_search(out.output, std::regex("left out [1-9][0-9]* configurations beyond what .* can "
+                                                       "launch: blocks of at most [0-9]+ threads")))
+      << out.output;
 }
 
 TEST(TuneEndToEnd, BadInputGetsAClearErrorAndNonZeroExit) {
