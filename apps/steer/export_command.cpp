@@ -130,7 +130,7 @@ std::string kernel_tuner_problem_size(const TuningKey& key, const ExportArgs& ar
 }
 
 int run_export(const ExportArgs& args) {
-  Store store = Store::open_existing(args.db);
+  Store store = Store::open_read_only(args.db);
   std::int64_t id = 0;
   if (args.tuning) {
     id = *args.tuning;

@@ -36,7 +36,8 @@ struct ProfileArgs {
   int repetitions = 10;
   int repeat = 1;
   bool json = false;
-  std::string data;  // a recording: analyse its counters instead of measuring
+  std::string data;                    // a recording: analyse its counters instead of measuring
+  std::optional<std::int64_t> tuning;  // of a store with several
 };
 
 // Proposes the one configuration being profiled, `times` times, with what to measure on it.
@@ -71,7 +72,7 @@ int report_profile(const ProfileArgs& args, const Spec& spec, const Profiled& pr
 // --data: the recorded test of the configuration, analysed with the recorded GPU's facts.
 int run_recorded_profile(const ProfileArgs& args, const Spec& spec) {
   if (args.repeat != 1) throw Error("--repeat measures again, and with --data nothing is measured");
-  Recording recording = Recording::load(args.data, &spec.space);
+  Recording recording = Recording::load(args.data, {.definition = &spec.space, .tuning = args.tuning});
   ConfigIndex config = 0;
   try {
     config = recording.space().index_of_key(args.config);
@@ -268,6 +269,7 @@ Runner register_profile(CLI::App& app) {
   cmd->add_option("--data", args->data,
                   "Analyse the configuration's counters recorded in this store or recording instead of measuring "
                   "(no GPU needed)");
+  cmd->add_option("--tuning", args->tuning, "With --data: the tuning of a store that holds several");
   return [args] { return run_profile(*args); };
 }
 

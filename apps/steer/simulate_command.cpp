@@ -25,6 +25,7 @@ struct SimulateArgs {
   std::vector<std::string> data;
   std::vector<std::string> searchers;
   std::string spec;
+  std::optional<std::int64_t> tuning;
   std::string model;
   std::vector<std::string> settings;
   std::uint64_t runs = 1000;
@@ -201,7 +202,7 @@ int run_simulate(const SimulateArgs& args) {
     const bool needs_energy = shared.simulation.objective.needs_energy();
     Recording recording = Recording::load(data,
                                           {.definition = spec ? &spec->space : nullptr,
-                                           .tuning = {},
+                                           .tuning = args.tuning,
                                            .only_with_counters = args.with_counters,
                                            .only_with_energy = needs_energy},
                                           &left_out);
@@ -268,6 +269,7 @@ Runner register_simulate(CLI::App& app) {
       ->required()
       ->delimiter(',');
   command->add_option("--spec", args->spec, "Replay over this spec's space instead of the recorded configurations");
+  command->add_option("--tuning", args->tuning, "The tuning of a results store that holds several (each --data)");
   command->add_option("--model", args->model, "Model file for model-guided searchers");
   command->add_option("--objective", args->objective,
                       "What the runs optimise: time (default), energy, weighted:ALPHA or edp; the target and P are "

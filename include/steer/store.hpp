@@ -46,6 +46,13 @@ class Store {
   static Store open(const std::filesystem::path& file);
   // Like open(), but a missing file is an error instead of a new, empty store.
   static Store open_existing(const std::filesystem::path& file);
+  // For reading only (export, simulate, report, import from a store): writes nothing, so a
+  // file or folder without write permission opens too; appending throws StoreError. An
+  // older schema is an error (open() upgrades it).
+  static Store open_read_only(const std::filesystem::path& file);
+  // Every open checks the file (SQLite's quick_check) and names a damaged one. While a store
+  // is open, FILE.db-wal beside it holds its latest commits: it belongs to FILE.db (copy or
+  // move both, or neither) until the last process closes the store, which folds it back.
 
   Store(Store&&) noexcept;
   Store& operator=(Store&&) noexcept;

@@ -39,7 +39,7 @@ class TemporaryStore {
 };
 
 ImportedRecording read_store(const fs::path& file, const fs::path& database, std::optional<std::int64_t> tuning) {
-  Store store = Store::open_existing(database);
+  Store store = Store::open_read_only(database);
   auto tunings = store.tunings();
   if (tunings.empty()) throw StoreError(fmt::format("results store '{}' holds no tunings", file.string()));
   std::int64_t id = tunings.front().first;

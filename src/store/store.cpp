@@ -159,13 +159,37 @@ std::vector<double> samples_from(std::span<const std::byte> blob) {
   return samples;
 }
 
-// Connection settings, then the schema: creates it in a new file, upgrades an older one.
-void set_up(sqlite::Connection& db) {
+// Connection settings, then the schema: creates it in a new file, upgrades an older one (not
+// when read-only: that writes nothing, so an older schema is an error there). Either way a
+// damaged file is refused here, not found half-way through a run.
+void set_up(sqlite::Connection& db, bool read_only) {
   sqlite3_busy_timeout(db.get(), 10'000);  // wait for another process's write, not fail
-  // WAL: readers never block the writer, and a commit is one append to the -wal file.
-  std::string mode = db.query_text("PRAGMA journal_mode = WAL");
-  if (mode != "wal") throw sqlite::Failure(fmt::format("cannot switch to WAL mode (journal mode is '{}')", mode));
-  db.execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
+  if (!read_only) {
+    // WAL: readers never block the writer, and a commit is one append to the -wal file.
+    std::string mode = db.query_text("PRAGMA journal_mode = WAL");
+    if (mode != "wal") throw sqlite::Failure(fmt::format("cannot switch to WAL mode (journal mode is '{}')", mode));
+    db.execute("PRAGMA synchronous = NORMAL");
+  }
+  db.execute("PRAGMA foreign_keys = ON");
+  if (std::string check = db.query_text("PRAGMA quick_check"); check != "ok") {
+    throw sqlite::Failure(fmt::format("the file is damaged (SQLite's quick_check: {})", check));
+  }
+  if (read_only) {
+    const std::int64_t version = db.query_int("PRAGMA user_version");
+    if (version == 0 || db.query_int("PRAGMA application_id") != kApplicationId) {
+      throw sqlite::Failure("not a Steer results store");
+    }
+    if (version > kSchemaVersion) {
+      throw sqlite::Failure(fmt::format("written by a newer Steer (schema version {}; this build knows up to {})",
+                                        version, kSchemaVersion));
+    }
+    if (version < kSchemaVersion) {
+      throw sqlite::Failure(fmt::format("written by an older Steer (schema version {}): open it once with a command "
+                                        "that writes to it (steer tune --db, steer import --db) to upgrade it",
+                                        version));
+    }
+    return;
+  }
 
   Statement begin(db.get(), "BEGIN IMMEDIATE");
   Statement commit(db.get(), "COMMIT");
@@ -191,7 +215,9 @@ void set_up(sqlite::Connection& db) {
 
 // A connection whose settings and schema are in place, so statements can be prepared.
 struct ReadyConnection : sqlite::Connection {
-  ReadyConnection(const std::string& file, int flags) : sqlite::Connection(file, flags) { set_up(*this); }
+  ReadyConnection(const std::string& file, int flags) : sqlite::Connection(file, flags) {
+    set_up(*this, (flags & SQLITE_OPEN_READONLY) != 0);
+  }
 };
 
 TuningKey tuning_key_from(const Statement& s, int first_column) {
@@ -322,6 +348,17 @@ Store Store::open_existing(const std::filesystem::path& file) {
     throw StoreError(fmt::format("cannot open results store '{}': no such file", file.string()));
   try {
     return Store(std::make_unique<Impl>(file, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX));
+  } catch (const sqlite::Failure& e) {
+    throw StoreError(fmt::format("cannot open results store '{}': {}", file.string(), e.what()));
+  }
+}
+
+Store Store::open_read_only(const std::filesystem::path& file) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(file, error))
+    throw StoreError(fmt::format("cannot open results store '{}': no such file", file.string()));
+  try {
+    return Store(std::make_unique<Impl>(file, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX));
   } catch (const sqlite::Failure& e) {
     throw StoreError(fmt::format("cannot open results store '{}': {}", file.string(), e.what()));
   }

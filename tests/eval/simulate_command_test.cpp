@@ -187,6 +187,26 @@ TEST(SimulateCommand, AnEnergyObjectiveReplaysTheConfigurationsWithEnergy) {
   EXPECT_THAT(bad.output, HasSubstr("speed"));
 }
 
+TEST(SimulateCommand, TakesTheTuningOfAStoreWithSeveral) {
+  const fs::path db = fs::temp_directory_path() / ("steer_two_tunings_" + std::to_string(getpid()) + ".db");
+  fs::remove(db);
+  for (const char* file : {"coulomb_rtx2080", "pnpoly_rtx2080ti"}) {
+    ASSERT_EQ(run_steer("import '" STEER_DATA_DIR "/recordings/ktt/" + std::string(file) + ".ktt.json.gz' --db '" +
+                            db.string() + "'",
+                        true)
+                  .exit_code,
+              0);
+  }
+  Outcome which = run_steer("simulate --data '" + db.string() + "' --searcher random --runs 2 --no-score", true);
+  EXPECT_EQ(which.exit_code, 1);
+  EXPECT_THAT(which.output, HasSubstr("choose one with --tuning ID"));
+  Outcome second =
+      run_steer("simulate --data '" + db.string() + "' --tuning 2 --searcher random --runs 2 --no-score --json", false);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_EQ(nlohmann::json::parse(second.output)["kernel"], "Pnpoly");
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
+}
+
 TEST(SimulateCommand, DetailsGiveEveryRunAndTheCurves) {
   Outcome outcome = run_steer("simulate --data '" STEER_DATA_DIR
                               "/recordings/ktt/coulomb_rtx2080.ktt.json.gz' --searcher exhaustive --runs 4 --json --details",

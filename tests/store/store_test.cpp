@@ -190,6 +190,52 @@ TEST(Store, ErrorsNameTheFile) {
   EXPECT_NE(message.find("TILE=1"), std::string::npos) << message;
 }
 
+TEST(Store, OpensReadOnlyForReadingAndRefusesToWriteThere) {
+  ScratchDir dir;
+  {
+    Store store = Store::open(dir / "results.db");
+    store.append(store.tuning(kKey), full_result(1));
+  }
+  const auto wal = std::filesystem::path((dir / "results.db").string() + "-wal");
+  EXPECT_FALSE(std::filesystem::exists(wal)) << "the last close folds the WAL back into the store";
+  Store reader = Store::open_read_only(dir / "results.db");
+  ASSERT_EQ(reader.tunings().size(), 1u);
+  EXPECT_EQ(reader.results(reader.tunings()[0].first).size(), 1u);
+  EXPECT_THROW(reader.append(reader.tunings()[0].first, full_result(2)), StoreError);
+  EXPECT_THROW(Store::open_read_only(dir / "missing.db"), StoreError);
+  EXPECT_FALSE(std::filesystem::exists(dir / "missing.db"));
+}
+
+TEST(Store, ADamagedFileIsNamedWhenOpened) {
+  ScratchDir dir;
+  const std::filesystem::path file = dir / "results.db";
+  {
+    Store store = Store::open(file);
+    const std::int64_t tuning = store.tuning(kKey);
+    for (int i = 0; i < 200; ++i) store.append(tuning, full_result(i));
+  }
+  // Overwrite the middle of the file (its pages of tests), as a failing disk might.
+  const auto size = std::filesystem::file_size(file);
+  ASSERT_GT(size, 16'384u);
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(size / 2));
+    const std::string garbage(4096, '\x5a');
+    f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  for (auto open : {&Store::open, &Store::open_read_only}) {
+    try {
+      open(file);
+      ADD_FAILURE() << "opened a damaged store";
+    } catch (const StoreError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("results.db"), std::string::npos) << message;
+      EXPECT_TRUE(message.find("damaged") != std::string::npos || message.find("malformed") != std::string::npos)
+          << message;
+    }
+  }
+}
+
 TEST(Store, RefusesANewerSchema) {
   ScratchDir dir;
   { Store store = Store::open(dir / "results.db"); }
