@@ -11,8 +11,8 @@
 //   cache{"v1,v2,...": entry}, one entry per configuration in test order (the first result
 //     of a configuration wins); the key is Kernel Tuner's ",".join(str(v)) of the values:
 //     entry[p] <- each parameter's value, typed as in the configuration
-//     ok: time <- mean_ms (Kernel Tuner's objective, the mean of the timed launches),
-//       times <- the samples; failed: time <- Kernel Tuner's failure name:
+//     ok: time <- median_ms, the statistic Steer ranks by (Kernel Tuner's own caches hold
+//       the mean; a replay in Kernel Tuner then ranks as Steer did), times <- the samples; failed: time <- Kernel Tuner's failure name:
 //       compile_error -> CompilationFailedConfig, launch_error, timeout, invalid_output ->
 //       RuntimeFailedConfig, skipped -> InvalidConfig (Kernel Tuner has no finer classes;
 //       they import back as launch_error and skipped)
@@ -97,7 +97,7 @@ Json cache_entry(const Result& result, const std::set<std::string, std::less<>>&
   Json entry = Json::object();
   for (const auto& [name, value] : result.configuration) entry[name] = store_detail::to_json(value);
   if (result.ok()) {
-    entry["time"] = store_detail::number_or_null(result.time.mean_ms);
+    entry["time"] = store_detail::number_or_null(result.time.median_ms);
     Json times = Json::array();
     for (double sample : result.time.samples_ms) times.push_back(store_detail::number_or_null(sample));
     entry["times"] = std::move(times);

@@ -7,7 +7,7 @@
 //   invalidity: ok -> correct, compile_error -> compile, launch_error -> runtime,
 //     invalid_output -> correctness, timeout -> timeout, skipped -> constraints;
 //     correctness 1 for ok, else 0
-//   measurements: time (mean_ms, the objective) for valid tests, each counter, and
+//   measurements: time (median_ms, the statistic Steer ranks by) for valid tests, each counter, and
 //     energy (J per launch) and power (W) when measured; non-finite values are left out
 //     (the schema allows numbers, strings and arrays, not null)
 //   metadata: timeunit, and the tuning's device, kernel (spec name), problem_size,
@@ -44,7 +44,7 @@ Json t4_result(const Result& result) {
   auto measure = [&](const std::string& name, double value, const char* unit) {
     if (std::isfinite(value)) measurements.push_back(Json{{"name", name}, {"value", value}, {"unit", unit}});
   };
-  if (result.ok()) measure("time", result.time.mean_ms, "ms");
+  if (result.ok()) measure("time", result.time.median_ms, "ms");
   for (const auto& [name, value] : result.counters) measure(name, value, "");
   if (result.energy) {
     measure("energy", result.energy->joules_per_launch, "J");
