@@ -42,6 +42,7 @@ struct TuneArgs {
   std::optional<double> target_ms;
   std::uint64_t seed = 1;
   std::string db;
+  std::size_t final_check = 5;
   bool json = false;
   bool explain = false;
   std::string explain_to;
@@ -110,6 +111,14 @@ void print_summary(const TuneSummary& s, const Spec& spec) {
   } else {
     fmt::print("no valid configuration found\n");
   }
+  if (!s.finalists.empty()) {
+    fmt::print("measured again, interleaved ({} launches each; median and its 95 % interval):\n",
+               s.finalists.front().result.time.samples_ms.size());
+    for (const TuneSummary::Finalist& f : s.finalists) {
+      fmt::print("  {:.4f} ms [{:.4f}, {:.4f}]{}  {}\n", f.result.time.median_ms, f.low_ms, f.high_ms,
+                 &f == &s.finalists.front() ? "  best" : (f.tied ? "  tied with the best" : ""), config_text(f.result));
+    }
+  }
   if (s.profiled > 0) {
     fmt::print("profiled {} tests: {:.1f} passes each, {:.2f} s collecting counters; profiled tests took {:.2f}x "
                "their plain time; overhead per pass beyond the kernel: {:.2f} ms (median)\n",
@@ -159,6 +168,16 @@ nlohmann::json summary_json(const TuneSummary& s, const Spec& spec) {
   out["profiling"] = {{"profiled_tests", s.profiled}, {"profiling_s", s.profiling_s},
                       {"profiled_run_s", s.profiled_run_s}, {"mean_passes", s.mean_passes},
                       {"median_pass_overhead_ms", s.median_pass_overhead_ms}};
+  nlohmann::json finalists = nlohmann::json::array();
+  for (const TuneSummary::Finalist& f : s.finalists) {
+    finalists.push_back({{"config", config_json(f.result)},
+                         {"time_ms", f.result.time.median_ms},
+                         {"low_ms", f.low_ms},
+                         {"high_ms", f.high_ms},
+                         {"launches", f.result.time.samples_ms.size()},
+                         {"tied", f.tied}});
+  }
+  out["finalists"] = finalists;
   nlohmann::json front = nlohmann::json::array();
   for (const Result& r : s.pareto) {
     front.push_back({{"config", config_json(r)}, {"time_ms", r.time.median_ms}, {"energy", energy_json(r)}});
@@ -217,6 +236,7 @@ int run_tune(const TuneArgs& args) {
   options.run.max_total_ms = args.max_test_ms;
   options.run.measure = measure_request(args.counters, args.energy_window_s);
   options.objective = Objective::parse(args.objective);
+  options.final_check = args.final_check;
   options.on_warning = [](const std::string& warning) { fmt::print(stderr, "steer: warning: {}\n", warning); };
   options.interrupt = &g_interrupted;
   Progress progress(isatty(STDERR_FILENO) != 0);
@@ -309,6 +329,11 @@ Runner register_tune(CLI::App& app) {
                   "time (default), energy, weighted:ALPHA, edp or gflops-per-watt (energy: CUDA with NVML)");
   cmd->add_option("--energy-window", args->energy_window_s, "Seconds of repeated launches per energy figure")
       ->check(kPositive);
+  cmd->add_option("--final-check", args->final_check,
+                  "Measure the best N again at the end, interleaved, and rank them by all those launches, each with "
+                  "an interval; those that cannot be told apart are reported as tied (0: off; time objective)")
+      ->capture_default_str()
+      ->check(number_in(0, 1000));
   cmd->add_flag("--json", args->json, "Print one JSON object at the end");
   cmd->add_flag("--explain", args->explain,
                 "Say after each profiled test which bottlenecks the expert system found, which counters it "

@@ -58,6 +58,14 @@ struct TuneOptions {
   // Keep every test in TuneSummary::results. A simulation that runs a searcher thousands
   // of times turns it off and reads each test in on_test.
   bool keep_results = true;
+  // The final answer: after the search, the `final_check` fastest valid configurations are
+  // measured again, `final_rounds` times each, interleaved (one of each in turn, so that drift
+  // in the device's clocks and temperature spreads over all of them), and ranked by the
+  // median of all those launches, each with a 95 % interval; those whose intervals overlap
+  // the best's are reported as tied with it. For a time objective on a device (not a replay);
+  // an interrupted run skips it. 0 or 1: off. The re-measurements are not stored as tests.
+  std::size_t final_check = 5;
+  int final_rounds = 3;
   std::atomic<bool>* interrupt = nullptr;  // set (e.g. by SIGINT) to stop after the current test
   // Called after every test with the result and the loop's running totals.
   std::function<void(const Result&, const struct TuneProgress&)> on_test;
@@ -89,7 +97,15 @@ struct TuneSummary {
   double wall_s = 0, setup_s = 0, compile_wait_s = 0, run_s = 0, validation_s = 0, overhead_s = 0;
   double compile_cpu_s = 0;         // total compiler time, much of it hidden by compiling ahead
   double median_overhead_ms = 0;    // framework time per test (not compile, run or validation)
-  std::optional<Result> best;       // by the objective (the fastest for "time")
+  std::optional<Result> best;       // by the objective (the fastest for "time"; after a final check, its winner)
+  // The final check (TuneOptions::final_check), best first: each configuration's Result with
+  // the launches of every round pooled (time), and the 95 % interval of their median.
+  struct Finalist {
+    Result result;
+    double low_ms = 0, high_ms = 0;
+    bool tied = false;  // its interval overlaps the best's: the two cannot be told apart
+  };
+  std::vector<Finalist> finalists;
   std::string objective;            // Objective::name()
   double best_objective = 0;        // the best's objective value (Objective::value)
   double median_valid_ms = 0;       // median runtime of the valid tests

@@ -4,13 +4,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <system_error>
 #include <chrono>
 #include <cmath>
 #include <ctime>
 #include <deque>
 #include <future>
 #include <numeric>
+#include <system_error>
+#include <tuple>
 #include <unordered_map>
 
 #include "steer/error.hpp"
@@ -54,6 +55,7 @@ class Loop {
  private:
   bool should_stop();
   void refill();
+  void final_check();
   void forward_explanations() {
     if (!options_.on_explanation) return;
     for (const Explanation& e : searcher_.take_explanations()) options_.on_explanation(e);
@@ -262,6 +264,63 @@ void Loop::record(const Result& result, Result* owned, bool resumed, double over
   if (options_.keep_results) summary_.results.push_back(owned ? std::move(*owned) : result);
 }
 
+// The 95 % interval of the median of sorted samples, by order statistics: ranks n/2 -+
+// 0.98 sqrt(n) (the normal approximation to the binomial), clamped to the samples.
+std::pair<double, double> median_interval(const std::vector<double>& sorted) {
+  const double n = static_cast<double>(sorted.size());
+  const double half = 0.98 * std::sqrt(n);
+  const auto low = static_cast<std::size_t>(std::max(0.0, std::floor(n / 2 - half)));
+  const auto high = static_cast<std::size_t>(std::min(n - 1, std::ceil(n / 2 + half)));
+  return {sorted[low], sorted[high]};
+}
+
+void Loop::final_check() {
+  if (executor_.simulated() || options_.final_check < 2 || options_.final_rounds < 1 ||
+      options_.objective.kind() != Objective::Kind::Time) {
+    return;
+  }
+  std::vector<const Result*> valid;
+  for (const Result& r : summary_.results) {
+    if (r.ok()) valid.push_back(&r);
+  }
+  if (valid.size() < 2) return;
+  const std::size_t k = std::min(options_.final_check, valid.size());
+  std::partial_sort(valid.begin(), valid.begin() + static_cast<std::ptrdiff_t>(k), valid.end(),
+                    [](const Result* a, const Result* b) { return a->time.median_ms < b->time.median_ms; });
+  std::vector<std::unique_ptr<PreparedTest>> prepared;
+  std::vector<std::vector<double>> samples(k);
+  std::vector<Result> last(k);
+  for (std::size_t i = 0; i < k; ++i) prepared.push_back(executor_.prepare(valid[i]->config_index));
+  RunOptions run = options_.run;
+  run.measure = {};
+  std::vector<std::string> warnings;
+  for (int round = 0; round < options_.final_rounds; ++round) {
+    for (std::size_t j = 0; j < k; ++j) {
+      const std::size_t i = (j + static_cast<std::size_t>(round)) % k;  // each round starts elsewhere
+      const Result& result = executor_.run(valid[i]->config_index, prepared[i].get(), run, warnings);
+      if (!result.ok()) continue;
+      last[i] = result;
+      samples[i].insert(samples[i].end(), result.time.samples_ms.begin(), result.time.samples_ms.end());
+    }
+  }
+  for (std::size_t i = 0; i < k; ++i) {
+    if (samples[i].empty()) continue;  // failed when measured again: left out of the answer
+    TuneSummary::Finalist finalist;
+    finalist.result = last[i];
+    finalist.result.time = TimingStats::from_samples(samples[i]);
+    std::sort(samples[i].begin(), samples[i].end());
+    std::tie(finalist.low_ms, finalist.high_ms) = median_interval(samples[i]);
+    summary_.finalists.push_back(std::move(finalist));
+  }
+  if (summary_.finalists.empty()) return;
+  std::sort(summary_.finalists.begin(), summary_.finalists.end(), [](const auto& a, const auto& b) {
+    return a.result.time.median_ms < b.result.time.median_ms;
+  });
+  const TuneSummary::Finalist& winner = summary_.finalists.front();
+  for (TuneSummary::Finalist& f : summary_.finalists) f.tied = f.low_ms <= winner.high_ms;
+  summary_.best = winner.result;
+}
+
 TuneSummary Loop::run() {
   start_ = Clock::now();
   const ExecutorInfo& info = executor_.info();
@@ -366,6 +425,7 @@ TuneSummary Loop::run() {
   // Proposals still in the pipeline are never run: drop their queued compiles.
   pipeline_.clear();
   pool_.reset();
+  if (!summary_.interrupted) final_check();
   const double real_s = seconds_since(start_);
   summary_.wall_s = executor_.clock_s();
   double accounted = summary_.setup_s + summary_.compile_wait_s + summary_.run_s + summary_.validation_s;

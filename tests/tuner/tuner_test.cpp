@@ -74,9 +74,12 @@ class TunerTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  TuneSummary run(const std::string& searcher_name, TuneOptions options = {}, Store* store = nullptr) {
+  // The search alone: the final check of the best few (its own tests below) would add launches.
+  TuneSummary run(const std::string& searcher_name, TuneOptions options = {}, Store* store = nullptr,
+                  std::size_t final_check = 0) {
     auto searcher = make_searcher(searcher_name, SearcherOptions{.seed = 5});
     options.run.repetitions = 3;
+    options.final_check = final_check;
     return tune(spec_, *space_, backend_, *searcher, store, options);
   }
 
@@ -352,6 +355,44 @@ TEST_F(TunerTest, ExplanationsArriveAfterTheTestTheyFollow) {
   tune(spec_, *space_, backend_, searcher, nullptr, options);
   EXPECT_EQ(events, (std::vector<std::string>{"test 0", "explain 0 next 1", "test 1", "explain 1 next 2", "test 2",
                                               "explain 2 next 3"}));
+}
+
+TEST_F(TunerTest, TheFinalAnswerMeasuresTheBestFewAgainInterleavedAndSaysWhichAreTied) {
+  // A=1, B=8 (12 ms) is the fastest, then A=1, B=4 (16 ms) and A=1, B=2 (18 ms).
+  TuneOptions options;
+  options.final_rounds = 2;
+  TuneSummary summary = run("exhaustive", options, nullptr, 3);
+  ASSERT_EQ(summary.finalists.size(), 3u);
+  EXPECT_EQ(summary.tests, 11u) << "the re-measurements are not tests";
+  EXPECT_EQ(backend_.runs.load(), 11 + 3 * 2) << "three configurations, two rounds each";
+  // Interleaved: round 1 starts with the first, round 2 with the second.
+  const std::vector<std::uint64_t> tail(backend_.run_order.end() - 6, backend_.run_order.end());
+  EXPECT_EQ(tail[0], tail[5]);
+  EXPECT_EQ(tail[1], tail[3]);
+  EXPECT_EQ(tail[2], tail[4]);
+  EXPECT_EQ(summary.finalists[0].result.key(), "A=1,B=8");
+  EXPECT_EQ(summary.finalists[0].result.time.samples_ms.size(), 6u) << "3 launches in each of 2 rounds";
+  EXPECT_EQ(summary.best->key(), "A=1,B=8");
+  for (const auto& f : summary.finalists) {
+    EXPECT_LE(f.low_ms, f.result.time.median_ms);
+    EXPECT_GE(f.high_ms, f.result.time.median_ms);
+  }
+  EXPECT_TRUE(summary.finalists[0].tied);
+  EXPECT_FALSE(summary.finalists[1].tied) << "the fake backend's times do not vary: 12 and 16 ms are apart";
+
+  // Times that vary: every A=1 launch takes 11 or 17 ms in turn, so those configurations
+  // cannot be told apart.
+  int launch = 0;
+  backend_.runtime_ms = [&launch](const KernelInstance& i) {
+    const double base = 10.0 * define(i, "A") - define(i, "B") + 10;
+    return define(i, "A") == 1 ? 12.0 + ((launch++ % 2) ? 5.0 : -1.0) : base;
+  };
+  summary = run("exhaustive", options, nullptr, 3);
+  ASSERT_GE(summary.finalists.size(), 2u);
+  EXPECT_TRUE(summary.finalists[1].tied) << summary.finalists[1].result.key();
+
+  // Off for 0 or 1, for other objectives, and in a replay.
+  EXPECT_TRUE(run("exhaustive", options, nullptr, 1).finalists.empty());
 }
 
 TEST_F(TunerTest, ResumingWithCountersMeasuresAgainTheStoredTestsThatLackThem) {
