@@ -11,6 +11,7 @@
 #include "steer/reference.hpp"
 #include "steer/tuner.hpp"
 #include "tuner/kernel_problem.hpp"
+#include "tuner/reference_cache.hpp"
 
 namespace steer {
 namespace {
@@ -75,7 +76,11 @@ struct DeviceExecutor::Impl {
     for (std::size_t index : problem.outputs()) expected.emplace_back(args[index].data.size());
     if (reference.kind == Reference::Kind::Cpu) {
       const ReferenceFunction& function = find_reference(reference.cpu_function);
+      const auto cached = tuner_detail::reference_cache_file(reference.cpu_function, problem.size(), args);
+      if (cached && tuner_detail::read_cached_reference(*cached, expected)) return;
+      const Clock::time_point start = Clock::now();
       function(ReferenceInput{problem.size(), args}, expected);
+      if (cached) tuner_detail::write_cached_reference(*cached, expected, seconds_since(start));
       return;
     }
     auto config = space.index_of(reference.configuration);

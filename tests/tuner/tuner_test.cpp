@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -26,6 +27,13 @@ void double_input(const ReferenceInput& input, ReferenceOutputs& outputs) {
   for (std::size_t i = 0; i < outputs[0].size() / sizeof(float); ++i) y[i] = 2 * x[i];
 }
 STEER_REGISTER_REFERENCE("tuner_test_double", double_input);
+
+std::atomic<int> g_counted_references{0};
+void counted_double_input(const ReferenceInput& input, ReferenceOutputs& outputs) {
+  ++g_counted_references;
+  double_input(input, outputs);
+}
+STEER_REGISTER_REFERENCE("tuner_test_counted_double", counted_double_input);
 
 std::int64_t define(const KernelInstance& instance, const std::string& name) {
   for (const auto& [n, v] : instance.defines) {
@@ -393,6 +401,33 @@ TEST_F(TunerTest, TheFinalAnswerMeasuresTheBestFewAgainInterleavedAndSaysWhichAr
 
   // Off for 0 or 1, for other objectives, and in a replay.
   EXPECT_TRUE(run("exhaustive", options, nullptr, 1).finalists.empty());
+}
+
+TEST_F(TunerTest, TheCpuReferenceIsComputedOncePerContentAndThenReadFromTheCache) {
+  const fs::path cache = dir_ / "cache";
+  setenv("STEER_CACHE_DIR", cache.c_str(), 1);
+  setenv("STEER_REFERENCE_CACHE_MIN_S", "0", 1);  // this one is quick: keep it anyway
+  spec_.reference.cpu_function = "tuner_test_counted_double";
+  TuneOptions options;
+  options.stop.tests = 2;
+  g_counted_references = 0;
+  EXPECT_EQ(run("exhaustive", options).valid, 2u);
+  EXPECT_EQ(run("exhaustive", options).valid, 2u) << "validated against the cached outputs";
+  EXPECT_EQ(g_counted_references.load(), 1);
+  // Other inputs (another seed of the random input) are other content: computed again.
+  spec_.kernel->arguments[1].init.seed = 99;
+  EXPECT_EQ(run("exhaustive", options).valid, 2u);
+  EXPECT_EQ(g_counted_references.load(), 2);
+  // A damaged cache file is computed again, not trusted.
+  for (const auto& file : fs::directory_iterator(cache / "references")) std::ofstream(file.path()) << "garbage";
+  EXPECT_EQ(run("exhaustive", options).valid, 2u);
+  EXPECT_EQ(g_counted_references.load(), 3);
+  setenv("STEER_REFERENCE_CACHE", "off", 1);
+  EXPECT_EQ(run("exhaustive", options).valid, 2u);
+  EXPECT_EQ(g_counted_references.load(), 4);
+  unsetenv("STEER_REFERENCE_CACHE");
+  unsetenv("STEER_REFERENCE_CACHE_MIN_S");
+  unsetenv("STEER_CACHE_DIR");
 }
 
 TEST_F(TunerTest, ResumingWithCountersMeasuresAgainTheStoredTestsThatLackThem) {
