@@ -4,7 +4,9 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 MAKEFLAGS += --no-print-directory
 
-.PHONY: setup build demo test test-long bench clean
+FUZZ_SECONDS ?= 60
+
+.PHONY: setup build demo test test-long sanitize-configure test-sanitize fuzz bench clean
 
 setup:
 	./scripts/setup
@@ -23,8 +25,28 @@ test: build
 test-long: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -L long
 
+# One build under AddressSanitizer and UndefinedBehaviorSanitizer, with clang (for its
+# libFuzzer): `make test-sanitize` runs the tests in it (PoCL's own leaks suppressed,
+# tests/sanitizer/lsan.supp), `make fuzz` every libFuzzer target of tests/fuzz for
+# FUZZ_SECONDS each.
+SANITIZE_BUILD ?= build-sanitize
+sanitize-configure: setup
+	cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+	  -DCMAKE_CXX_COMPILER=clang++ -DSTEER_SANITIZE=ON -DSTEER_FUZZ=ON \
+	  -DSTEER_BUILD_BENCHMARKS=OFF $(CMAKE_FLAGS) >/dev/null
+
+test-sanitize: sanitize-configure
+	cmake --build $(SANITIZE_BUILD) -j $(JOBS)
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizer/lsan.supp:print_suppressions=0 \
+	  UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(SANITIZE_BUILD) --output-on-failure -j $(JOBS) -LE long
+
+fuzz: sanitize-configure
+	cmake --build $(SANITIZE_BUILD) -j $(JOBS) --target steer_fuzz_spec steer_fuzz_expression \
+	  steer_fuzz_value_list steer_fuzz_recording steer_fuzz_store
+	./scripts/fuzz $(SANITIZE_BUILD) $(FUZZ_SECONDS)
+
 bench: build
 	cmake --build $(BUILD) -j $(JOBS) --target steer_benchmarks
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(SANITIZE_BUILD)
