@@ -155,13 +155,13 @@ TEST(ExportKernelTuner, IsAKernelTunerCacheFile) {
 
   EXPECT_EQ(cache["device_name"], kKey.device);
   EXPECT_EQ(cache["kernel_name"], kKey.spec_name);
-  EXPECT_EQ(cache["problem_size"], nlohmann::json::parse("[4096, 4096]"));
+  EXPECT_EQ(cache["problem_size"], nlohmann::ordered_json::parse("[4096, 4096]"));
   EXPECT_EQ(cache["objective"], "time");
   EXPECT_EQ(cache["tune_params_keys"],
-            nlohmann::json::parse(R"(["TILE", "RATIO", "SCALE", "USE_SHMEM", "LAYOUT"])"));
-  EXPECT_EQ(cache["tune_params"]["TILE"], nlohmann::json::parse("[1, 2, 3]"));
-  EXPECT_EQ(cache["tune_params"]["RATIO"], nlohmann::json::parse("[0.25, 0.5]"));
-  EXPECT_EQ(cache["tune_params"]["USE_SHMEM"], nlohmann::json::parse("[false, true]"));
+            nlohmann::ordered_json::parse(R"(["TILE", "RATIO", "SCALE", "USE_SHMEM", "LAYOUT"])"));
+  EXPECT_EQ(cache["tune_params"]["TILE"], nlohmann::ordered_json::parse("[1, 2, 3]"));
+  EXPECT_EQ(cache["tune_params"]["RATIO"], nlohmann::ordered_json::parse("[0.25, 0.5]"));
+  EXPECT_EQ(cache["tune_params"]["USE_SHMEM"], nlohmann::ordered_json::parse("[false, true]"));
 
   ASSERT_EQ(cache["cache"].size(), 3u);
   std::vector<std::string> keys;

@@ -14,7 +14,6 @@
 namespace steer {
 namespace {
 
-constexpr std::uint32_t kValues = 8;
 constexpr std::uint32_t kBowlCentre[] = {5, 2, 6, 3};
 
 // 4 parameters x 8 values; the constraint removes a corner so that mutated and crossed
