@@ -90,6 +90,7 @@ class Store {
  private:
   struct Impl;
   explicit Store(std::unique_ptr<Impl> impl);
+  static Store open_file(const std::filesystem::path& file, int flags);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -99,8 +99,9 @@ void check_numbers(std::string_view text, const std::string& file) {
     } else if (c == '-' || std::isdigit(static_cast<unsigned char>(c))) {
       const std::size_t begin = i;
       bool integer = true;
-      while (i + 1 < text.size() && (std::isdigit(static_cast<unsigned char>(text[i + 1])) ||
-                                     std::strchr(".eE+-", text[i + 1]) != nullptr)) {
+      // (strchr finds the terminating NUL too: a NUL byte is not part of a number.)
+      while (i + 1 < text.size() && text[i + 1] != '\0' &&
+             (std::isdigit(static_cast<unsigned char>(text[i + 1])) || std::strchr(".eE+-", text[i + 1]) != nullptr)) {
         if (std::strchr(".eE", text[i + 1]) != nullptr) integer = false;
         ++i;
       }

@@ -342,27 +342,21 @@ Store Store::open(const std::filesystem::path& file) {
   }
 }
 
-Store Store::open_existing(const std::filesystem::path& file) {
+// A store that must exist already, opened with `flags`.
+Store Store::open_file(const std::filesystem::path& file, int flags) {
   std::error_code error;
   if (!std::filesystem::is_regular_file(file, error))
     throw StoreError(fmt::format("cannot open results store '{}': no such file", file.string()));
   try {
-    return Store(std::make_unique<Impl>(file, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX));
+    return Store(std::make_unique<Impl>(file, flags | SQLITE_OPEN_NOMUTEX));
   } catch (const sqlite::Failure& e) {
     throw StoreError(fmt::format("cannot open results store '{}': {}", file.string(), e.what()));
   }
 }
 
-Store Store::open_read_only(const std::filesystem::path& file) {
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(file, error))
-    throw StoreError(fmt::format("cannot open results store '{}': no such file", file.string()));
-  try {
-    return Store(std::make_unique<Impl>(file, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX));
-  } catch (const sqlite::Failure& e) {
-    throw StoreError(fmt::format("cannot open results store '{}': {}", file.string(), e.what()));
-  }
-}
+Store Store::open_existing(const std::filesystem::path& file) { return open_file(file, SQLITE_OPEN_READWRITE); }
+
+Store Store::open_read_only(const std::filesystem::path& file) { return open_file(file, SQLITE_OPEN_READONLY); }
 
 const std::filesystem::path& Store::path() const noexcept { return impl_->file; }
 

@@ -32,7 +32,7 @@ class Hash {
       mix(x);
     }
     std::uint64_t tail = 0;
-    std::memcpy(&tail, bytes.data() + 8 * words, bytes.size() - 8 * words);
+    if (bytes.size() > 8 * words) std::memcpy(&tail, bytes.data() + 8 * words, bytes.size() - 8 * words);
     mix(tail ^ (static_cast<std::uint64_t>(bytes.size()) << 56));
   }
   void add(const std::string& text) { add(std::as_bytes(std::span(text.data(), text.size()))); }
