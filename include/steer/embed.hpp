@@ -12,6 +12,8 @@
 //   steer::TuneSummary summary = tuner.tune({.tests = 20});
 //   tuner.run(summary.best->configuration);  // y now holds the best configuration's output
 //
+// Deployed: tuner.run(*tuner.configuration_from(steer::Wisdom::load("saxpy.wisdom.json"))).
+//
 // OnlineTuner tunes inside the application's own loop, one call per iteration. docs/embedding.md.
 #include <cstddef>
 #include <cstdint>
@@ -32,6 +34,7 @@
 
 #include "steer/backend.hpp"
 #include "steer/error.hpp"
+#include "steer/recording.hpp"
 #include "steer/reference.hpp"
 #include "steer/result.hpp"
 #include "steer/searcher.hpp"
@@ -156,6 +159,10 @@ class Tuner {
   RunOutput run(const Configuration& configuration);
   // Tunes until `stop` (and the searcher's end), on the memory as it is when called.
   TuneSummary tune(const StopConditions& stop);
+  // The configuration a wisdom file (`steer export --format wisdom`) gives for this device and
+  // problem size, or for the nearest size tuned on this device; nullopt when it has none for
+  // the device. Throws Error when that is not a configuration of this Tuner's space.
+  std::optional<Configuration> configuration_from(const Wisdom& wisdom);
 
   // What the Tuner has built from its definition (for OnlineTuner and the command line).
   const Spec& spec();

@@ -177,12 +177,14 @@ struct Tuner::Impl {
   }
 
   ConfigIndex index_of(const Configuration& configuration, const Space& tuned) const {
-    const std::optional<ConfigIndex> index = tuned.index_of(configuration);
-    if (!index) {
-      throw Error(fmt::format("'{}' is not a configuration of the space: name every parameter once, each with one of "
-                              "its values, and meet the constraints",
-                              describe(configuration)));
+    std::optional<ConfigIndex> index;
+    std::string why = "name every parameter once, each with one of its values, and meet the constraints";
+    try {
+      index = tuned.index_of(configuration);
+    } catch (const Error& e) {  // a parameter the space does not have
+      why = e.what();
     }
+    if (!index) throw Error(fmt::format("'{}' is not a configuration of the space: {}", describe(configuration), why));
     return *index;
   }
 };
@@ -413,6 +415,13 @@ RunOutput Tuner::run(const Configuration& configuration) {
     std::copy(bytes.begin(), bytes.end(), bound.write.begin());
   }
   return output;
+}
+
+std::optional<Configuration> Tuner::configuration_from(const Wisdom& wisdom) {
+  const Wisdom::Entry* entry = wisdom.find(impl_->backend->device().name, spec().sizes.front().name);
+  if (!entry) return std::nullopt;
+  impl_->index_of(entry->configuration, space());  // throws when the wisdom was tuned for another space
+  return entry->configuration;
 }
 
 TuneSummary Tuner::tune(const StopConditions& stop) {

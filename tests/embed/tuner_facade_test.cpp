@@ -150,6 +150,25 @@ TEST(TunerFacade, ExpectedOutputsAreGivenForOutputArgumentsOnly) {
   EXPECT_THAT([&] { tuner.spec(); }, ::testing::ThrowsMessage<Error>(HasSubstr("'in', which is no output argument")));
 }
 
+TEST(TunerFacade, AWisdomFileGivesTheConfigurationForThisDeviceAndSize) {
+  Fixture f;
+  Tuner tuner = f.make();
+  const Wisdom wisdom = Wisdom::parse(R"({"format": "steer-wisdom", "version": 1, "kernel": "twice", "entries": [
+    {"device": "Fake Device", "backend": "fake", "problem_size": "N=256", "time_ms": 1,
+     "configuration": {"BLOCK": 32, "ITEMS": 4}},
+    {"device": "Other", "backend": "fake", "problem_size": "N=64", "time_ms": 1,
+     "configuration": {"BLOCK": 16, "ITEMS": 1}}]})");
+  EXPECT_EQ(tuner.configuration_from(wisdom), (Configuration{{"BLOCK", 32}, {"ITEMS", 4}})) << "the nearest size";
+  const RunOutput output = tuner.run(*tuner.configuration_from(wisdom));
+  EXPECT_EQ(output.result.configuration, (Configuration{{"BLOCK", 32}, {"ITEMS", 4}}));
+  EXPECT_EQ(tuner.configuration_from(Wisdom::parse(R"({"format": "steer-wisdom", "version": 1, "kernel": "twice",
+    "entries": []})")), std::nullopt);
+  const Wisdom foreign = Wisdom::parse(R"({"format": "steer-wisdom", "version": 1, "kernel": "twice", "entries": [
+    {"device": "Fake Device", "backend": "fake", "problem_size": "N=64", "time_ms": 1, "configuration": {"TILE": 8}}]})");
+  EXPECT_THAT([&] { tuner.configuration_from(foreign); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("'TILE=8' is not a configuration of the space")));
+}
+
 TEST(TunerFacade, AKernelFileTellsItsLanguageByItsExtension) {
   EXPECT_EQ(Kernel::from_file("k.cl", "k").files().begin()->first, Language::OpenCL);
   EXPECT_EQ(Kernel::from_file("k.cu", "k").files().begin()->first, Language::Cuda);
