@@ -344,12 +344,14 @@ TuneOptions& Tuner::options() noexcept { return impl_->options; }
 
 const Spec& Tuner::spec() {
   if (!impl_->spec) {
-    for (const auto& [output, file] : impl_->reference.expected_files) {
+    for (const auto& expected : impl_->reference.expected_files) {
       const bool is_output = std::any_of(impl_->arguments.begin(), impl_->arguments.end(), [&](const Impl::Bound& bound) {
-        return bound.name == output && (bound.role == Role::Output || bound.role == Role::InOut);
+        return bound.name == expected.first && (bound.role == Role::Output || bound.role == Role::InOut);
       });
-      if (!is_output) throw Error(fmt::format("expected outputs '{}' are given for '{}', which is no output argument",
-                                              file.string(), output));
+      if (!is_output) {
+        throw Error(fmt::format("expected outputs '{}' are given for '{}', which is no output argument",
+                                expected.second.string(), expected.first));
+      }
     }
     impl_->spec = impl_->build_spec();
   }

@@ -128,7 +128,8 @@ std::vector<TunedConfiguration> best_configurations(const Store& store, const st
   std::vector<TunedConfiguration> best;
   std::vector<TuningKey> kept;
   for (auto it = tunings.rbegin(); it != tunings.rend(); ++it) {
-    const auto& [id, key] = *it;
+    const std::int64_t id = it->first;
+    const TuningKey& key = it->second;  // not a structured binding: lambdas capture it (clang 15)
     const auto same = std::find_if(kept.begin(), kept.end(), [&](const TuningKey& other) {
       return std::tie(other.device, other.backend, other.problem_size) == std::tie(key.device, key.backend, key.problem_size);
     });
