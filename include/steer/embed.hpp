@@ -61,6 +61,7 @@ class Kernel {
   const std::map<Language, std::string>& texts() const noexcept { return texts_; }
 
  private:
+  friend class Tuner;  // Tuner::from_spec takes a spec's sources as they are
   std::string name_;
   std::map<Language, std::filesystem::path> files_;
   std::map<Language, std::string> texts_;
@@ -96,6 +97,10 @@ class Tuner {
   // Opens `backend`: "opencl", "cuda" or "auto" (CUDA when a GPU answers, else OpenCL).
   explicit Tuner(Kernel kernel, const std::string& backend = "auto", const BackendOptions& options = {});
   Tuner(Kernel kernel, std::unique_ptr<Backend> backend);
+  // A spec's kernel (docs/spec.md) at one of its sizes (empty: the spec's default), run as
+  // `steer tune` runs it: arguments initialised as the spec says, its reference. Its
+  // definition is the spec's: the setters below throw; searcher, store and options apply.
+  static Tuner from_spec(Spec spec, std::unique_ptr<Backend> backend, const std::string& size = {});
   Tuner(Tuner&&) noexcept;
   Tuner& operator=(Tuner&&) noexcept;
   ~Tuner();
@@ -159,6 +164,9 @@ class Tuner {
   RunOutput run(const Configuration& configuration);
   // Tunes until `stop` (and the searcher's end), on the memory as it is when called.
   TuneSummary tune(const StopConditions& stop);
+  // The same with a searcher of the application's own (a strategy of its own, or one made
+  // with settings of its own).
+  TuneSummary tune(const StopConditions& stop, Searcher& searcher);
   // The configuration a wisdom file (`steer export --format wisdom`) gives for this device and
   // problem size, or for the nearest size tuned on this device; nullopt when it has none for
   // the device. Throws Error when that is not a configuration of this Tuner's space.
@@ -166,7 +174,17 @@ class Tuner {
 
   // What the Tuner has built from its definition (for OnlineTuner and the command line).
   const Spec& spec();
+  const ProblemSize& problem_size();
+  // The space, without what this device cannot launch (blocks of more threads, or more
+  // dynamic shared memory, than it allows, by the launch expressions), as `steer tune` does.
   const Space& space();
+  struct DeviceLimit {
+    std::uint64_t left_out = 0;  // configurations of the definition left out of space()
+    std::string rule;            // the device's limits in words; empty when none applied
+  };
+  DeviceLimit device_limit();
+  // A DeviceExecutor of the kernel at its size on the memory as it is now.
+  std::unique_ptr<DeviceExecutor> make_executor();
   const DeviceCallbacks& callbacks() const noexcept;
   Backend& backend() noexcept;
   std::unique_ptr<Searcher> make_searcher() const;

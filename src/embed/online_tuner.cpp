@@ -50,7 +50,7 @@ struct OnlineTuner::Impl {
       : tuner(t),
         options(o),
         space(t.space()),
-        device(t.spec(), space, t.backend(), {}, t.callbacks()),
+        device(t.spec(), space, t.backend(), t.problem_size().name, t.callbacks()),
         data(t.launch_data()),
         validates(t.callbacks().reference || t.spec().reference.kind != Reference::Kind::None) {
     if (options.budget == 0) throw Error("OnlineTuner: a budget of 0 tests leaves nothing to run");

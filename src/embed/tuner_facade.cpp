@@ -9,6 +9,7 @@
 
 #include "steer/embed.hpp"
 #include "steer/store.hpp"
+#include "steer/tuner.hpp"
 
 namespace steer {
 namespace {
@@ -99,12 +100,22 @@ struct Tuner::Impl {
   std::optional<Store> store;
   TuneOptions options;
 
-  std::optional<Spec> spec;    // built from the above when first asked for; reset by every change
-  std::optional<Space> space;
+  std::optional<Spec> given;   // from_spec: the spec as loaded, run as it is
+  std::string given_size;      // from_spec: the size to run (empty: the spec's default)
 
-  void changed() {
+  std::optional<Spec> spec;    // built from the above when first asked for; reset by every change
+  std::optional<Space> space;  // without what the device cannot launch
+  std::string limit_rule;      // the device's limits in words, when they constrain the space
+  std::optional<DeviceLimit> limit;
+
+  // Before every change of the definition: what was built from it goes.
+  void changing() {
+    if (given) {
+      throw Error(fmt::format("this Tuner runs spec '{}' as it was loaded: change the spec instead", given->name));
+    }
     spec.reset();
     space.reset();
+    limit.reset();
   }
 
   std::string size_name() const {
@@ -179,6 +190,7 @@ struct Tuner::Impl {
   ConfigIndex index_of(const Configuration& configuration, const Space& tuned) const {
     std::optional<ConfigIndex> index;
     std::string why = "name every parameter once, each with one of its values, and meet the constraints";
+    if (!limit_rule.empty()) why += " and " + limit_rule;
     try {
       index = tuned.index_of(configuration);
     } catch (const Error& e) {  // a parameter the space does not have
@@ -199,53 +211,66 @@ Tuner::Tuner(Kernel kernel, std::unique_ptr<Backend> backend) : impl_(std::make_
   impl_->backend = std::move(backend);
 }
 
+Tuner Tuner::from_spec(Spec spec, std::unique_ptr<Backend> backend, const std::string& size) {
+  if (!spec.kernel) throw SpecError(fmt::format("spec '{}' has no kernel section: nothing to run", spec.name));
+  Kernel kernel;
+  kernel.name_ = spec.kernel->name;
+  kernel.files_ = spec.kernel->sources;
+  kernel.texts_ = spec.kernel->source_texts;
+  spec.size(size.empty() ? spec.default_size : size);  // throws naming the sizes there are
+  Tuner tuner(std::move(kernel), std::move(backend));
+  tuner.impl_->given = std::move(spec);
+  tuner.impl_->given_size = size;
+  return tuner;
+}
+
 Tuner::Tuner(Tuner&&) noexcept = default;
 Tuner& Tuner::operator=(Tuner&&) noexcept = default;
 Tuner::~Tuner() = default;
 
 Tuner& Tuner::parameter(std::string name, std::vector<Value> values) {
+  impl_->changing();
   impl_->space_definition.add_parameter(std::move(name), std::move(values));
-  impl_->changed();
   return *this;
 }
 
 Tuner& Tuner::parameter_from_expression(std::string name, std::string_view values_expression) {
+  impl_->changing();
   impl_->space_definition.add_parameter(std::move(name), values_expression);
-  impl_->changed();
   return *this;
 }
 
 Tuner& Tuner::constraint(std::string expression) {
+  impl_->changing();
   impl_->constraint_texts.push_back(expression);
   impl_->space_definition.add_constraint(std::move(expression));
-  impl_->changed();
   return *this;
 }
 
 Tuner& Tuner::constraint(std::vector<std::string> parameters, std::function<bool(std::span<const Value>)> accept) {
+  impl_->changing();
   std::string label = "a function of";
   for (const std::string& parameter : parameters) label += ' ' + parameter;
   impl_->constraint_texts.push_back(label);
   impl_->space_definition.add_constraint(std::move(parameters), std::move(accept), label);
-  impl_->changed();
   return *this;
 }
 
 Tuner& Tuner::size(std::string name, Value value) {
+  impl_->changing();
   for (auto& [variable, existing] : impl_->size_variables) {
     if (variable == name) {
       existing = std::move(value);
-      impl_->changed();
       return *this;
     }
   }
   impl_->size_variables.emplace_back(std::move(name), std::move(value));
-  impl_->changed();
   return *this;
 }
 
 Tuner& Tuner::bind(std::string name, ElementType type, Role role, std::span<const std::byte> read,
                    std::span<std::byte> write) {
+  impl_->changing();
   for (const Impl::Bound& bound : impl_->arguments) {
     if (bound.name == name) throw Error(fmt::format("argument '{}' is bound twice", name));
   }
@@ -256,11 +281,11 @@ Tuner& Tuner::bind(std::string name, ElementType type, Role role, std::span<cons
     bound.read = {};
   }
   impl_->arguments.push_back(std::move(bound));
-  impl_->changed();
   return *this;
 }
 
 Tuner& Tuner::launch(std::vector<std::string> grid, std::vector<std::string> block, std::string shared_memory_bytes) {
+  impl_->changing();
   if (grid.empty() || grid.size() > 3 || block.empty() || block.size() > 3) {
     throw Error("launch: grid and block take 1 to 3 expressions each");
   }
@@ -268,25 +293,25 @@ Tuner& Tuner::launch(std::vector<std::string> grid, std::vector<std::string> blo
   block.resize(3, "1");
   impl_->launch = LaunchSpec{std::move(grid), std::move(block), std::move(shared_memory_bytes)};
   impl_->callbacks.launch = nullptr;
-  impl_->changed();
   return *this;
 }
 
 Tuner& Tuner::launch(std::function<void(const Configuration&, KernelInstance&)> geometry) {
+  impl_->changing();
   impl_->launch = LaunchSpec{};
   impl_->callbacks.launch = std::move(geometry);
-  impl_->changed();
   return *this;
 }
 
 Tuner& Tuner::reference(ReferenceFunction compute) {
+  impl_->changing();
   impl_->reference.kind = Reference::Kind::None;
   impl_->callbacks.reference = std::move(compute);
-  impl_->changed();
   return *this;
 }
 
 Tuner& Tuner::reference(Kernel kernel, std::vector<std::string> grid, std::vector<std::string> block) {
+  impl_->changing();
   if (grid.empty() || grid.size() > 3 || block.empty() || block.size() > 3) {
     throw Error("reference kernel: grid and block take 1 to 3 expressions each");
   }
@@ -296,35 +321,34 @@ Tuner& Tuner::reference(Kernel kernel, std::vector<std::string> grid, std::vecto
   impl_->reference.kind = Reference::Kind::Kernel;
   impl_->reference.kernel = ReferenceKernel{.name = kernel.name(), .sources = kernel.files(),
                                             .source_texts = kernel.texts(), .launch = {std::move(grid), std::move(block), "0"}};
-  impl_->changed();
   return *this;
 }
 
 Tuner& Tuner::reference(std::map<std::string, std::filesystem::path> expected_files) {
+  impl_->changing();
   impl_->callbacks.reference = nullptr;
   impl_->reference.kind = Reference::Kind::Files;
   impl_->reference.expected_files = std::move(expected_files);
-  impl_->changed();
   return *this;
 }
 
 Tuner& Tuner::compare(const std::string& name, Comparison comparison) {
+  impl_->changing();
   impl_->callbacks.comparators.erase(name);
   impl_->reference.comparisons[name] = comparison;
-  impl_->changed();
   return *this;
 }
 
 Tuner& Tuner::compare(const std::string& name, OutputComparator comparator) {
+  impl_->changing();
   impl_->reference.comparisons.erase(name);
   impl_->callbacks.comparators[name] = std::move(comparator);
-  impl_->changed();
   return *this;
 }
 
 Tuner& Tuner::compiler_options(std::vector<std::string> options) {
+  impl_->changing();
   impl_->compiler_options = std::move(options);
-  impl_->changed();
   return *this;
 }
 
@@ -343,6 +367,7 @@ Tuner& Tuner::store(std::filesystem::path file) {
 TuneOptions& Tuner::options() noexcept { return impl_->options; }
 
 const Spec& Tuner::spec() {
+  if (impl_->given) return *impl_->given;
   if (!impl_->spec) {
     for (const auto& expected : impl_->reference.expected_files) {
       const bool is_output = std::any_of(impl_->arguments.begin(), impl_->arguments.end(), [&](const Impl::Bound& bound) {
@@ -358,12 +383,35 @@ const Spec& Tuner::spec() {
   return *impl_->spec;
 }
 
+const ProblemSize& Tuner::problem_size() {
+  const Spec& tuned = spec();
+  return tuned.size(impl_->given_size.empty() ? tuned.default_size : impl_->given_size);
+}
+
 const Space& Tuner::space() {
   if (!impl_->space) {
-    if (impl_->space_definition.parameters().empty()) throw Error("the Tuner has no tuning parameter: add one with parameter()");
-    impl_->space = Space::build(impl_->space_definition);
+    const Spec& tuned = spec();
+    if (tuned.space.parameters().empty()) throw Error("the Tuner has no tuning parameter: add one with parameter()");
+    if (impl_->callbacks.launch || !tuned.kernel) {
+      impl_->space = Space::build(tuned.space);
+    } else {
+      // What the device cannot launch is left out before the search, as `steer tune` does.
+      const DeviceLimitedSpace limited = limit_to_device(tuned, problem_size(), impl_->backend->device());
+      impl_->space = Space::build(limited.definition);
+      impl_->limit_rule = limited.rule;
+    }
   }
   return *impl_->space;
+}
+
+Tuner::DeviceLimit Tuner::device_limit() {
+  if (!impl_->limit) {
+    const Space& limited = space();
+    DeviceLimit limit{.rule = impl_->limit_rule};
+    if (!limit.rule.empty()) limit.left_out = Space::build(spec().space).size() - limited.size();
+    impl_->limit = limit;
+  }
+  return *impl_->limit;
 }
 
 const DeviceCallbacks& Tuner::callbacks() const noexcept { return impl_->callbacks; }
@@ -390,17 +438,19 @@ LaunchData Tuner::launch_data() const {
   return data;
 }
 
+std::unique_ptr<DeviceExecutor> Tuner::make_executor() {
+  return std::make_unique<DeviceExecutor>(spec(), space(), *impl_->backend, problem_size().name, impl_->callbacks);
+}
+
 KernelInstance Tuner::instance(const Configuration& configuration) {
-  const Space& tuned = space();
-  const ConfigIndex index = impl_->index_of(configuration, tuned);
-  const DeviceExecutor executor(spec(), tuned, *impl_->backend, {}, impl_->callbacks);
-  return executor.instance(index);
+  const ConfigIndex index = impl_->index_of(configuration, space());
+  return make_executor()->instance(index);
 }
 
 RunOutput Tuner::run(const Configuration& configuration) {
-  const Space& tuned = space();
-  const ConfigIndex index = impl_->index_of(configuration, tuned);
-  DeviceExecutor executor(spec(), tuned, *impl_->backend, {}, impl_->callbacks);
+  const ConfigIndex index = impl_->index_of(configuration, space());
+  const std::unique_ptr<DeviceExecutor> made = make_executor();
+  DeviceExecutor& executor = *made;
   executor.keep_outputs(true);
   executor.start(impl_->options.run);
   const std::unique_ptr<PreparedTest> prepared = executor.prepare(index);
@@ -409,30 +459,37 @@ RunOutput Tuner::run(const Configuration& configuration) {
   output.result = executor.run(index, prepared.get(), impl_->options.run, warnings);
   const std::span<const std::span<const std::byte>> outputs = executor.outputs();
   std::size_t next = 0;
-  for (const Impl::Bound& bound : impl_->arguments) {
-    if (bound.role != Role::Output && bound.role != Role::InOut) continue;
+  for (const Argument& argument : spec().kernel->arguments) {
+    if (!argument.is_buffer || !argument.output) continue;
     if (next >= outputs.size()) break;  // the run failed before reading them back
     const std::span<const std::byte> bytes = outputs[next++];
-    output.outputs.push_back({bound.name, bound.type, std::vector<std::byte>(bytes.begin(), bytes.end())});
-    std::copy(bytes.begin(), bytes.end(), bound.write.begin());
+    output.outputs.push_back({argument.name, argument.type, std::vector<std::byte>(bytes.begin(), bytes.end())});
+    for (const Impl::Bound& bound : impl_->arguments) {  // the application's memory, when bound
+      if (bound.name == argument.name && bound.write.size() == bytes.size()) std::copy(bytes.begin(), bytes.end(), bound.write.begin());
+    }
   }
   return output;
 }
 
 std::optional<Configuration> Tuner::configuration_from(const Wisdom& wisdom) {
-  const Wisdom::Entry* entry = wisdom.find(impl_->backend->device().name, spec().sizes.front().name);
+  const Wisdom::Entry* entry = wisdom.find(impl_->backend->device().name, problem_size().name);
   if (!entry) return std::nullopt;
   impl_->index_of(entry->configuration, space());  // throws when the wisdom was tuned for another space
   return entry->configuration;
 }
 
 TuneSummary Tuner::tune(const StopConditions& stop) {
-  const Space& tuned = space();
-  DeviceExecutor executor(spec(), tuned, *impl_->backend, {}, impl_->callbacks);
   const std::unique_ptr<Searcher> search = make_searcher();
+  return tune(stop, *search);
+}
+
+TuneSummary Tuner::tune(const StopConditions& stop, Searcher& searcher) {
+  Store* results = open_store();  // first: a store that cannot be opened says so before any work
+  const std::unique_ptr<DeviceExecutor> executor = make_executor();
   TuneOptions options = impl_->options;
   options.stop = stop;
-  return steer::tune(tuned, executor, *search, open_store(), options);
+  options.size = problem_size().name;
+  return steer::tune(space(), *executor, searcher, results, options);
 }
 
 }  // namespace steer

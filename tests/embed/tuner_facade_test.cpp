@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -167,6 +168,28 @@ TEST(TunerFacade, AWisdomFileGivesTheConfigurationForThisDeviceAndSize) {
     {"device": "Fake Device", "backend": "fake", "problem_size": "N=64", "time_ms": 1, "configuration": {"TILE": 8}}]})");
   EXPECT_THAT([&] { tuner.configuration_from(foreign); },
               ::testing::ThrowsMessage<Error>(HasSubstr("'TILE=8' is not a configuration of the space")));
+}
+
+TEST(TunerFacade, ASpecRunsAsLoadedAtTheSizeAsked) {
+  const fs::path source = fs::temp_directory_path() / ("steer_facade_" + std::to_string(getpid()) + ".cu");
+  std::ofstream(source) << "__global__ void twice(const float* in, float* out) {}";
+  const Spec spec = parse_spec(R"json({"name": "twice", "parameters": [{"name": "BLOCK", "values": [16, 32]}],
+    "kernel": {"name": "twice", "sources": {"cuda": ")json" + source.string() + R"json("},
+      "launch": {"grid": [1], "block": ["BLOCK"]},
+      "arguments": [{"name": "in", "type": "float", "size": "N", "init": "iota"},
+                    {"name": "out", "type": "float", "size": "N", "output": true}]},
+    "sizes": {"small": {"N": 8}, "large": {"N": 64}}})json");
+  Tuner tuner = Tuner::from_spec(spec, std::make_unique<FakeBackend>(), "large");
+  EXPECT_EQ(tuner.problem_size().name, "large");
+  EXPECT_EQ(tuner.spec().hash, spec.hash) << "the store's key is the spec file's, as for steer tune";
+  EXPECT_THAT([&] { tuner.parameter("EXTRA", {1, 2}); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("runs spec 'twice' as it was loaded: change the spec instead")));
+  const TuneSummary summary = tuner.searcher("exhaustive").tune({});
+  EXPECT_EQ(summary.tests, 2u);
+  EXPECT_EQ(summary.problem_size, "large");
+  EXPECT_EQ(tuner.run({{"BLOCK", 16}}).output<float>("out")[63], 2 * 63.0f);
+  EXPECT_THROW(Tuner::from_spec(spec, std::make_unique<FakeBackend>(), "huge"), SpecError);
+  fs::remove(source);
 }
 
 TEST(TunerFacade, AKernelFileTellsItsLanguageByItsExtension) {
