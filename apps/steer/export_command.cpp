@@ -1,9 +1,11 @@
 // steer export: write one tuning of a results store as CSV, T4 JSON, Steer JSON or a Kernel
-// Tuner cache file.
+// Tuner cache file; or the best configuration of each tuning of a kernel as a C++ header or a
+// wisdom file, for deployment.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -32,6 +34,7 @@ struct ExportArgs {
   std::string out;  // empty: standard output
   std::string problem_size;  // kerneltuner: N[,N...] written as the problem size
   std::string spec;          // kerneltuner: resolves the stored size name to its values
+  std::string kernel;        // header, wisdom: the kernel (spec name) whose tunings to export
 };
 
 void print_tunings(std::FILE* stream, const Store& store) {
@@ -57,11 +60,7 @@ bool write_all(int fd, const std::string& bytes) {
 // name planted beforehand) renamed into place at the end, so a failed export never leaves a
 // truncated file behind that looks complete. Anything else that exists at the path (a device
 // such as /dev/stdout, a FIFO, a symbolic link) is written in place, never replaced.
-void write_file(const std::filesystem::path& file, ExportFormat format, const TuningKey& key,
-                std::span<const Result> results) {
-  std::ostringstream text;
-  export_results(text, format, key, results);
-  const std::string bytes = text.str();
+void write_file(const std::filesystem::path& file, const std::string& bytes) {
   std::error_code error;
   const std::filesystem::file_status status = std::filesystem::symlink_status(file, error);
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
@@ -129,8 +128,64 @@ std::string kernel_tuner_problem_size(const TuningKey& key, const ExportArgs& ar
   return key.problem_size;
 }
 
+void write_output(const ExportArgs& args, const std::string& bytes) {
+  if (args.out.empty()) {
+    std::cout << bytes;
+    std::cout.flush();
+    if (!std::cout) throw Error("cannot write to standard output");
+  } else {
+    write_file(args.out, bytes);
+  }
+}
+
+// header, wisdom: the best configuration of every tuning of one kernel.
+int run_deployment_export(const ExportArgs& args, const Store& store) {
+  std::string kernel = args.kernel;
+  if (args.tuning) {
+    const std::string of_tuning = store.tuning_key(*args.tuning).spec_name;  // throws for an unknown id
+    if (!kernel.empty() && kernel != of_tuning) {
+      throw Error(fmt::format("--tuning {} is a tuning of '{}', not of --kernel '{}'", *args.tuning, of_tuning, kernel));
+    }
+    kernel = of_tuning;
+  }
+  if (kernel.empty()) {
+    std::vector<std::string> kernels;
+    for (const auto& [id, key] : store.tunings()) {
+      if (std::find(kernels.begin(), kernels.end(), key.spec_name) == kernels.end()) kernels.push_back(key.spec_name);
+    }
+    if (kernels.empty()) throw StoreError(fmt::format("results store '{}' holds no tunings", args.db));
+    if (kernels.size() > 1) {
+      fmt::print(stderr, "steer: error: results store '{}' holds tunings of {} kernels; choose one with --kernel:\n",
+                 args.db, kernels.size());
+      print_tunings(stderr, store);
+      return 1;
+    }
+    kernel = kernels.front();
+  }
+  std::vector<std::string> notes;
+  const std::vector<TunedConfiguration> best = best_configurations(store, kernel, &notes);
+  for (const std::string& note : notes) fmt::print(stderr, "steer: {}\n", note);
+  std::ostringstream text;
+  if (args.format == "header") {
+    export_header(text, kernel, best);
+  } else {
+    export_wisdom(text, kernel, best);
+  }
+  write_output(args, text.str());
+  if (!args.out.empty()) {
+    fmt::print(stderr, "exported the best of {} tunings of {} to {}\n", best.size(), kernel, args.out);
+  }
+  return 0;
+}
+
 int run_export(const ExportArgs& args) {
   Store store = Store::open_read_only(args.db);
+  const bool deployment = args.format == "header" || args.format == "wisdom";
+  if (!args.kernel.empty() && !deployment) throw Error("--kernel applies to --format header and wisdom");
+  if (deployment) {
+    if (!args.problem_size.empty() || !args.spec.empty()) throw Error("--problem-size and --spec apply to --format kerneltuner");
+    return run_deployment_export(args, store);
+  }
   std::int64_t id = 0;
   if (args.tuning) {
     id = *args.tuning;
@@ -147,17 +202,15 @@ int run_export(const ExportArgs& args) {
   }
   TuningKey key = store.tuning_key(id);  // throws for an unknown id
   std::vector<Result> results = store.results(id);
-  ExportFormat format = *export_format_from_string(args.format);  // CLI11 checked the name
+  ExportFormat format = *export_format_from_string(args.format);  // CLI11 checked the name and left out header, wisdom
   if ((!args.problem_size.empty() || !args.spec.empty()) && format != ExportFormat::KernelTuner) {
     throw Error("--problem-size and --spec apply to --format kerneltuner");
   }
   if (format == ExportFormat::KernelTuner) key.problem_size = kernel_tuner_problem_size(key, args);
-  if (args.out.empty()) {
-    export_results(std::cout, format, key, results);
-    std::cout.flush();
-    if (!std::cout) throw Error("cannot write to standard output");
-  } else {
-    write_file(args.out, format, key, results);
+  std::ostringstream text;
+  export_results(text, format, key, results);
+  write_output(args, text.str());
+  if (!args.out.empty()) {
     fmt::print(stderr, "exported {} tests of tuning {} ({} on {}) to {}\n", results.size(), id, key.spec_name,
                key.device, args.out);
   }
@@ -169,14 +222,18 @@ int run_export(const ExportArgs& args) {
 Runner register_export(CLI::App& app) {
   auto args = std::make_shared<ExportArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "export", "Write the tests of one tuning as CSV, T4 JSON, Steer JSON or a Kernel Tuner cache");
+      "export", "Write the tests of one tuning as CSV, T4 JSON, Steer JSON or a Kernel Tuner cache; or the best "
+                "configurations of a kernel as a C++ header or a wisdom file");
   cmd->add_option("--db", args->db, "Results store (SQLite)")->required();
   cmd->add_option("--tuning", args->tuning, "Tuning id; needed when the store holds several (they are listed)");
+  cmd->add_option("--kernel", args->kernel,
+                  "header, wisdom: the kernel (spec name) whose tunings to export; needed when the store holds several");
   cmd->add_option("--format", args->format,
-                  "csv (one row per test), t4 (T4 JSON, for other autotuners), json (Steer JSON, every field) "
-                  "or kerneltuner (a Kernel Tuner cache file, e.g. for its simulation mode)")
+                  "csv (one row per test), t4 (T4 JSON, for other autotuners), json (Steer JSON, every field), "
+                  "kerneltuner (a Kernel Tuner cache file, e.g. for its simulation mode); header (a C++ header of the "
+                  "best configuration per device and problem size) or wisdom (the same as JSON, for Wisdom::load)")
       ->required()
-      ->check(CLI::IsMember({"csv", "t4", "json", "kerneltuner"}));
+      ->check(CLI::IsMember({"csv", "t4", "json", "kerneltuner", "header", "wisdom"}));
   cmd->add_option("--out", args->out, "Output file (default: standard output)");
   cmd->add_option("--problem-size", args->problem_size,
                   "kerneltuner: the problem size Kernel Tuner is given, N[,N...] (default: the stored size)");

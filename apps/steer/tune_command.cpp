@@ -13,6 +13,7 @@
 #include "progress.hpp"
 #include "steer/backend.hpp"
 #include "steer/counters.hpp"
+#include "steer/embed.hpp"
 #include "steer/objective.hpp"
 #include "steer/searcher.hpp"
 #include "steer/spec.hpp"
@@ -188,17 +189,17 @@ nlohmann::json summary_json(const TuneSummary& s, const Spec& spec) {
 }
 
 int run_tune(const TuneArgs& args) {
-  Spec spec = load_spec(args.spec);
+  Spec loaded = load_spec(args.spec);
   std::string note;
   auto backend = open_backend(args.backend, BackendOptions{.device = args.device}, &note);
   if (!note.empty()) fmt::print(stderr, "steer: {}\n", note);
+  // The same façade an application tunes through (steer/embed.hpp), on the spec as loaded.
+  Tuner tuner = Tuner::from_spec(std::move(loaded), std::move(backend), args.size);
+  const Spec& spec = tuner.spec();
   // Configurations the device cannot launch are left out before the search, and counted.
-  const ProblemSize& size = spec.size(args.size.empty() ? spec.default_size : args.size);
-  const DeviceLimitedSpace limited = limit_to_device(spec, size, backend->device());
-  Space space = Space::build(limited.definition);
-  if (!limited.rule.empty()) {
-    const std::uint64_t pruned = Space::build(spec.space).size() - space.size();
-    if (pruned > 0) fmt::print(stderr, "steer: left out {} configurations beyond {}\n", pruned, limited.rule);
+  const Space& space = tuner.space();
+  if (const Tuner::DeviceLimit limit = tuner.device_limit(); limit.left_out > 0) {
+    fmt::print(stderr, "steer: left out {} configurations beyond {}\n", limit.left_out, limit.rule);
   }
 
   SearcherOptions searcher_options;
@@ -219,16 +220,11 @@ int run_tune(const TuneArgs& args) {
     searcher_options.settings["compute_bound"] = "true";
   }
   auto searcher = make_searcher(args.searcher, searcher_options);
+  if (!args.db.empty()) tuner.store(args.db).open_store();  // a store that cannot be opened says so now
 
-  std::optional<Store> store;
-  if (!args.db.empty()) store.emplace(Store::open(args.db));
-
-  TuneOptions options;
-  options.size = args.size;
-  options.stop.tests = args.budget;
-  options.stop.wall_seconds = args.time_s;
-  options.stop.space_fraction = args.fraction;
-  options.stop.target_ms = args.target_ms;
+  const StopConditions stop{.tests = args.budget, .wall_seconds = args.time_s, .space_fraction = args.fraction,
+                            .target_ms = args.target_ms};
+  TuneOptions& options = tuner.options();
   options.compile_ahead = !args.no_compile_ahead;
   options.compile_threads = args.compile_threads;
   options.run.repetitions = args.repetitions;
@@ -269,7 +265,7 @@ int run_tune(const TuneArgs& args) {
 
   g_interrupted.store(false);
   std::signal(SIGINT, on_sigint);
-  TuneSummary summary = tune(spec, space, *backend, *searcher, store ? &*store : nullptr, options);
+  TuneSummary summary = tuner.tune(stop, *searcher);
   std::signal(SIGINT, SIG_DFL);
   progress.finish();
 

@@ -89,6 +89,15 @@ struct RunResult {
   std::vector<std::string> warnings;  // said once per run, e.g. a metric the device lacks
 };
 
+// The application's own data for one launch (Backend::launch): per argument of the loaded
+// program, in order, the bytes to write to the device before the launch (empty: the device's
+// copy as it is; a scalar's bytes replace its value), and per output argument where to read
+// it back to after the launch (empty: not read).
+struct LaunchData {
+  std::vector<std::span<const std::byte>> inputs;
+  std::vector<std::span<std::byte>> outputs;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -103,7 +112,19 @@ class Backend {
   // exception; a failure that poisons the device context recovers it before returning.
   virtual RunResult run(const CompiledKernel& kernel, const KernelInstance& instance,
                         const RunOptions& options) = 0;
+  // One launch on the application's data, as an application would launch it itself: writes
+  // the inputs given, launches once (no warm-up, nothing restored), reads back the outputs
+  // asked for, and times the launch (RunResult::time, one sample; no outputs views). A
+  // launch failure or a launch slower than `timeout_ms` is a status, as in run(). Throws
+  // BackendError when the data does not fit the loaded program, or when the backend cannot
+  // launch on an application's data (the default).
+  virtual RunResult launch(const CompiledKernel& kernel, const KernelInstance& instance, const LaunchData& data,
+                           double timeout_ms);
 };
+
+inline RunResult Backend::launch(const CompiledKernel&, const KernelInstance&, const LaunchData&, double) {
+  throw BackendError("the " + device().backend + " backend cannot launch a kernel on an application's own data");
+}
 
 struct BackendOptions {
   int device = 0;      // device index (OpenCL: across all platforms, in order)

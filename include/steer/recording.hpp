@@ -97,6 +97,57 @@ void export_kernel_tuner(std::ostream& out, const TuningKey& tuning, std::span<c
 void export_results(std::ostream& out, ExportFormat format, const TuningKey& tuning,
                     std::span<const Result> results);
 
+// ---- From tuning to deployment ---------------------------------------------------------
+
+// The best configuration of one tuning: the valid test of the smallest median time.
+struct TunedConfiguration {
+  TuningKey tuning;
+  Result best;
+};
+
+// The best configuration of each tuning of kernel (spec) `spec_name` in `store`, one per
+// device, backend and problem size, in the store's order. Of tunings that share all three
+// (the spec was changed in between), the newest is taken; each tuning left out, and each
+// without a valid test, gets a line in `notes`. Throws Error when none has a valid test.
+std::vector<TunedConfiguration> best_configurations(const Store& store, const std::string& spec_name,
+                                                    std::vector<std::string>* notes = nullptr);
+
+// A C++ header (C++17) of `best`: per device and problem size, its configuration as typed
+// constants and as compiler definitions, with a look-up, in namespace steer_tuned::KERNEL.
+// Throws Error when a parameter's name is not a C identifier or the tunings do not share
+// their parameters.
+void export_header(std::ostream& out, const std::string& kernel, std::span<const TunedConfiguration> best);
+// A wisdom file (JSON) of `best`: device and problem size -> configuration, for Wisdom::load.
+void export_wisdom(std::ostream& out, const std::string& kernel, std::span<const TunedConfiguration> best);
+
+// A wisdom file, loaded at run time: the configuration to use for a device and problem size.
+//
+//   steer::Wisdom wisdom = steer::Wisdom::load("saxpy.wisdom.json");
+//   if (const auto* entry = wisdom.find("NVIDIA H200", "N=1048576")) use(entry->configuration);
+class Wisdom {
+ public:
+  struct Entry {
+    std::string device, backend, problem_size;
+    double time_ms = 0;
+    Configuration configuration;
+  };
+  // Throws Error naming the file and the place of what is malformed.
+  static Wisdom load(const std::filesystem::path& file);
+  static Wisdom parse(std::string_view json, const std::string& origin = {});
+
+  const std::string& kernel() const noexcept { return kernel_; }
+  const std::vector<Entry>& entries() const noexcept { return entries_; }
+  // The entry of `device` for `problem_size`; when the device has none for that size, its
+  // entry of the nearest size: sizes named as variables ("N=4096,M=512") are compared by the
+  // sum of |log(a / b)| over their variables, and only with sizes of the same variables.
+  // nullptr when nothing fits.
+  const Entry* find(std::string_view device, std::string_view problem_size) const;
+
+ private:
+  std::string kernel_;
+  std::vector<Entry> entries_;
+};
+
 // ---- Recordings laid out over a space --------------------------------------------------
 
 // A recording laid out over a Space: dense per-configuration arrays (status, runtime,

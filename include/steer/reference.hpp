@@ -76,6 +76,12 @@ std::vector<T> ReferenceInput::buffer(std::string_view name, std::size_t count) 
 using ReferenceOutputs = std::vector<std::vector<std::byte>>;
 using ReferenceFunction = std::function<void(const ReferenceInput&, ReferenceOutputs&)>;
 
+// A comparison of one output given in code: whether `actual` is acceptable against
+// `expected` (both the output's bytes, elements of `type`); when not, it may say why in
+// `message`.
+using OutputComparator = std::function<bool(ElementType type, std::span<const std::byte> actual,
+                                            std::span<const std::byte> expected, std::string& message)>;
+
 void register_reference(std::string name, ReferenceFunction function);
 // Throws Error naming the registered references when `name` is unknown.
 const ReferenceFunction& find_reference(std::string_view name);

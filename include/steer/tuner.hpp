@@ -14,6 +14,8 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <span>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +24,7 @@
 #include "steer/backend.hpp"
 #include "steer/objective.hpp"
 #include "steer/recording.hpp"
+#include "steer/reference.hpp"
 #include "steer/result.hpp"
 #include "steer/searcher.hpp"
 #include "steer/space.hpp"
@@ -169,12 +172,25 @@ class Executor {
   virtual void charge(double /*seconds*/) {}
 };
 
+// What an application gives as code rather than in its spec (steer/embed.hpp fills it in).
+// Each one that is set takes the place of the spec's counterpart.
+struct DeviceCallbacks {
+  // The launch geometry of a configuration (instance's grid, block and shared memory), in
+  // place of the spec's launch expressions. It may throw to say the configuration cannot run.
+  std::function<void(const std::vector<std::pair<std::string, Value>>& configuration, KernelInstance& instance)> launch;
+  // Computes the expected outputs, in place of the spec's reference.
+  ReferenceFunction reference;
+  // Compares an output with its expected values, by output name, in place of its Comparison.
+  std::map<std::string, OutputComparator> comparators;
+};
+
 // Tests on a device through a Backend: the spec resolved for one problem size, compiled
 // on the pool, launched, timed and validated against the spec's reference.
 class DeviceExecutor final : public Executor {
  public:
   // `size`: a problem size of the spec; empty: its default. Throws SpecError.
-  DeviceExecutor(const Spec& spec, const Space& space, Backend& backend, const std::string& size = {});
+  DeviceExecutor(const Spec& spec, const Space& space, Backend& backend, const std::string& size = {},
+                 DeviceCallbacks callbacks = {});
   ~DeviceExecutor() override;
   const ExecutorInfo& info() const override { return info_; }
   void start(const RunOptions& run) override;
@@ -182,6 +198,22 @@ class DeviceExecutor final : public Executor {
   const Result& run(ConfigIndex config, PreparedTest* prepared, const RunOptions& run,
                     std::vector<std::string>& warnings) override;
   double clock_s() const override;
+
+  // A configuration's defines and launch geometry. Throws ExpressionError (or what a launch
+  // callback throws) when its geometry cannot be computed.
+  KernelInstance instance(ConfigIndex config) const;
+  // The program the backend loads: the source and the initialised arguments.
+  const Program& program() const;
+  // Keep the outputs of every run (read back even without validation), for outputs().
+  void keep_outputs(bool keep);
+  // The latest run's outputs, one per output argument, when kept: views valid until the next run.
+  std::span<const std::span<const std::byte>> outputs() const;
+  // A test of `config` before it runs: its configuration, device, problem size and time stamp.
+  Result test_of(ConfigIndex config) const;
+  // One launch of a prepared configuration on an application's own data (Backend::launch):
+  // no validation. A configuration that did not compile, or whose geometry failed, returns
+  // that failure as the status.
+  RunResult launch(PreparedTest& prepared, const LaunchData& data, double timeout_ms);
 
  private:
   struct Impl;

@@ -2,7 +2,9 @@
 // A tuning-parameter value: int, float, bool or string.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <variant>
+#include <vector>
 
 namespace steer {
 
@@ -48,5 +50,8 @@ class Value {
  private:
   std::variant<std::int64_t, double, bool, std::string> v_;
 };
+
+// A configuration: each tuning parameter's name and value, in definition order.
+using Configuration = std::vector<std::pair<std::string, Value>>;
 
 }  // namespace steer

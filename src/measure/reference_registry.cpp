@@ -71,7 +71,12 @@ const ReferenceFunction& find_reference(std::string_view name) {
   if (const auto found = r.functions.find(name); found != r.functions.end()) return found->second;
   std::vector<std::string_view> names;
   for (const auto& entry : r.functions) names.push_back(entry.first);
-  throw Error(fmt::format("no CPU reference '{}' (registered: {})", name, names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
+  throw Error(fmt::format(
+      "no CPU reference '{}' (registered: {}). A CPU reference is a function compiled into the program "
+      "(STEER_REGISTER_REFERENCE); without recompiling, give the spec's reference as files of expected outputs "
+      "(\"reference\": {{\"outputs\": {{\"out\": \"out.npy\"}}}}), as a reference kernel (\"reference\": "
+      "{{\"kernel\": {{...}}}}) or as a configuration whose outputs are trusted (docs/spec.md, Reference)",
+      name, names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
 }
 
 std::vector<std::string> registered_references() {

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -17,19 +19,53 @@ namespace {
 struct Tolerance {
   double abs = 0;
   double rel = 0;
+
+  // `a == e` lets equal infinities pass although their difference is NaN; a NaN fails both.
+  // `|`, not `||`: no branch, so the loop below stays cheap.
+  template <typename T>
+  bool passes(T actual, T expected) const {
+    const auto a = static_cast<double>(actual), e = static_cast<double>(expected);
+    return (a == e) | (std::fabs(a - e) <= abs + rel * std::fabs(e));
+  }
+  std::string describe() const { return fmt::format("beyond abs {} + rel {}", abs, rel); }
 };
 
-// `a == e` lets equal infinities pass although their difference is NaN; a NaN fails both.
-// `|`, not `||`: no branch, so the loop below stays cheap.
-bool passes(double a, double e, const Tolerance& tolerance) {
-  return (a == e) | (std::fabs(a - e) <= tolerance.abs + tolerance.rel * std::fabs(e));
+// Distance in units in the last place: how many representable values lie between two
+// floating-point numbers (+0 and -0 are 0 apart); for integers, their difference.
+template <typename T>
+std::uint64_t ulp_distance(T a, T e) {
+  if constexpr (std::is_floating_point_v<T>) {
+    using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+    Bits ua, ue;
+    std::memcpy(&ua, &a, sizeof a);
+    std::memcpy(&ue, &e, sizeof e);
+    constexpr Bits sign = Bits{1} << (8 * sizeof(Bits) - 1);
+    const std::uint64_t ma = ua & ~sign, me = ue & ~sign;  // magnitudes, ordered as the values are
+    if ((ua & sign) == (ue & sign)) return ma > me ? ma - me : me - ma;
+    return ma + me;  // on either side of zero
+  } else {
+    return a > e ? static_cast<std::uint64_t>(a - e) : static_cast<std::uint64_t>(e - a);
+  }
 }
+
+struct UlpBound {
+  std::uint64_t ulps = 0;
+
+  template <typename T>
+  bool passes(T actual, T expected) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(actual) || std::isnan(expected)) return false;
+    }
+    return actual == expected || ulp_distance(actual, expected) <= ulps;
+  }
+  std::string describe() const { return fmt::format("by more than {} ULPs", ulps); }
+};
 
 // Compares elements [begin, end). The buffers need not be aligned for T, so elements are
 // copied into aligned blocks first.
-template <typename T>
+template <typename T, typename Check>
 ValidationResult compare_range(const std::byte* actual_bytes, const std::byte* expected_bytes, std::size_t begin,
-                               std::size_t end, const Tolerance& tolerance) {
+                               std::size_t end, const Check& check) {
   constexpr std::size_t kBlock = 4096;
   std::vector<T> actual(kBlock), expected(kBlock);
   ValidationResult result;
@@ -43,13 +79,13 @@ ValidationResult compare_range(const std::byte* actual_bytes, const std::byte* e
     for (std::size_t i = 0; i < count; ++i) {
       const auto a = static_cast<double>(actual[i]), e = static_cast<double>(expected[i]);
       const double error = std::fabs(a - e);
-      failures += passes(a, e, tolerance) ? 0 : 1;
+      failures += check.passes(actual[i], expected[i]) ? 0 : 1;
       max_error = error > max_error ? error : max_error;  // a NaN error compares false: left out
     }
     result.max_abs_error = max_error;
     if (failures > 0 && !result.first_mismatch) {  // search only a block that has one
       std::size_t i = 0;
-      while (passes(static_cast<double>(actual[i]), static_cast<double>(expected[i]), tolerance)) ++i;
+      while (check.passes(actual[i], expected[i])) ++i;
       result.first_mismatch = Mismatch{first + i, static_cast<double>(actual[i]), static_cast<double>(expected[i])};
     }
     result.mismatches += failures;
@@ -62,9 +98,8 @@ ValidationResult compare_range(const std::byte* actual_bytes, const std::byte* e
 // ~17 ms of each ~97 ms timing-only test on the H200's 16 cores when a thread needed 4M
 // elements (4 threads); from 1M elements on, all 16 share it (each then has ~2 ms of work,
 // far more than starting a thread costs).
-template <typename T>
-ValidationResult compare(const std::byte* actual, const std::byte* expected, std::size_t n,
-                         const Tolerance& tolerance) {
+template <typename T, typename Check>
+ValidationResult compare(const std::byte* actual, const std::byte* expected, std::size_t n, const Check& check) {
   constexpr std::size_t kMinElementsPerThread = std::size_t{1} << 20;
   const std::size_t threads =
       std::clamp<std::size_t>(n / kMinElementsPerThread, 1, std::max(1u, std::thread::hardware_concurrency()));
@@ -72,8 +107,8 @@ ValidationResult compare(const std::byte* actual, const std::byte* expected, std
   {
     std::vector<std::jthread> workers;
     for (std::size_t t = 1; t < threads; ++t)
-      workers.emplace_back([&, t] { parts[t] = compare_range<T>(actual, expected, n * t / threads, n * (t + 1) / threads, tolerance); });
-    parts[0] = compare_range<T>(actual, expected, 0, n / threads, tolerance);
+      workers.emplace_back([&, t] { parts[t] = compare_range<T>(actual, expected, n * t / threads, n * (t + 1) / threads, check); });
+    parts[0] = compare_range<T>(actual, expected, 0, n / threads, check);
   }
 
   ValidationResult result{.elements = n};
@@ -84,9 +119,8 @@ ValidationResult compare(const std::byte* actual, const std::byte* expected, std
   }
   result.ok = result.mismatches == 0;
   if (!result.ok)
-    result.message = fmt::format("{} of {} elements differ beyond abs {} + rel {}; first at index {}: {}, expected {}; "
-                                 "max |error| {}",
-                                 result.mismatches, n, tolerance.abs, tolerance.rel, result.first_mismatch->index,
+    result.message = fmt::format("{} of {} elements differ {}; first at index {}: {}, expected {}; max |error| {}",
+                                 result.mismatches, n, check.describe(), result.first_mismatch->index,
                                  result.first_mismatch->actual, result.first_mismatch->expected, result.max_abs_error);
   return result;
 }
@@ -95,12 +129,21 @@ ValidationResult compare(const std::byte* actual, const std::byte* expected, std
 
 ValidationResult validate_output(ElementType type, std::span<const std::byte> actual,
                                  std::span<const std::byte> expected, double abs_tolerance, double rel_tolerance) {
-  const Tolerance tolerance{abs_tolerance, rel_tolerance};
+  return validate_output(type, actual, expected,
+                         Comparison{.kind = Comparison::Kind::Tolerance, .abs = abs_tolerance, .rel = rel_tolerance});
+}
+
+ValidationResult validate_output(ElementType type, std::span<const std::byte> actual,
+                                 std::span<const std::byte> expected, const Comparison& comparison) {
+  if (comparison.kind == Comparison::Kind::Ignore) return ValidationResult{};
   const auto run = [&]<typename T>(T) {
     if (actual.size() != expected.size() || actual.size() % sizeof(T) != 0)
       throw Error(fmt::format("validation: output of {} bytes against a reference of {} bytes of {}-byte elements",
                               actual.size(), expected.size(), sizeof(T)));
-    return compare<T>(actual.data(), expected.data(), actual.size() / sizeof(T), tolerance);
+    const std::size_t n = actual.size() / sizeof(T);
+    if (comparison.kind == Comparison::Kind::Ulps)
+      return compare<T>(actual.data(), expected.data(), n, UlpBound{comparison.ulps});
+    return compare<T>(actual.data(), expected.data(), n, Tolerance{comparison.abs, comparison.rel});
   };
   switch (type) {
     case ElementType::F32: return run(float{});

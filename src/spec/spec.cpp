@@ -1,4 +1,4 @@
-// Spec look-ups: problem sizes by name, work rates.
+// Spec look-ups: problem sizes by name, an output's comparison, work rates; the content hash.
 #include <fmt/core.h>
 
 #include "steer/error.hpp"
@@ -16,6 +16,21 @@ const ProblemSize& Spec::size(std::string_view size_name) const {
   }
   throw SpecError(fmt::format("spec '{}' has no size '{}' ({})", name, size_name,
                               choices.empty() ? "it defines no sizes" : "sizes: " + choices));
+}
+
+Comparison Reference::comparison(std::string_view name) const {
+  if (const auto found = comparisons.find(std::string(name)); found != comparisons.end()) return found->second;
+  return Comparison{.kind = Comparison::Kind::Tolerance, .abs = abs_tolerance, .rel = rel_tolerance};
+}
+
+// FNV-1a, 64 bits: stable across builds and platforms, unlike std::hash.
+std::string content_hash(std::string_view bytes) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  for (unsigned char byte : bytes) {
+    hash ^= byte;
+    hash *= 0x100000001b3ULL;
+  }
+  return fmt::format("{:016x}", hash);
 }
 
 Throughput throughput(const ProblemSize& size, double median_ms) {

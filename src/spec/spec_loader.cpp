@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 #include <fstream>
 #include <iterator>
+#include <map>
 
 #include "expression/expression.hpp"
 #include "spec/spec_readers.hpp"
@@ -298,26 +299,35 @@ std::vector<std::string> read_dimensions(const Node& node, const std::vector<std
   return dimensions;
 }
 
+std::map<Language, fs::path> read_sources(const Node& node, const fs::path& directory) {
+  ObjectReader sources(node, {"cuda", "opencl"});
+  std::map<Language, fs::path> paths;
+  for (auto [key, language] : {std::pair{"cuda", Language::Cuda}, std::pair{"opencl", Language::OpenCL}}) {
+    if (auto source = sources.optional(key)) paths[language] = (directory / source->as_nonempty_string()).lexically_normal();
+  }
+  if (paths.empty()) node.fail("expected at least one of 'cuda', 'opencl'");
+  return paths;
+}
+
+LaunchSpec read_launch(const Node& node, const std::vector<std::string>& names) {
+  ObjectReader launch(node, {"grid", "block", "shared_memory_bytes"});
+  LaunchSpec spec;
+  spec.grid = read_dimensions(launch.required("grid"), names);
+  spec.block = read_dimensions(launch.required("block"), names);
+  if (auto shared = launch.optional("shared_memory_bytes")) {
+    spec.shared_memory_bytes = shared->as_expression();
+    check_expression(*shared, spec.shared_memory_bytes, names);
+  }
+  return spec;
+}
+
 KernelSpec read_kernel(const Node& node, const KernelContext& context) {
   ObjectReader reader(node, {"name", "sources", "launch", "arguments", "compiler_options", "compute_bound"});
   KernelSpec kernel;
   kernel.name = reader.required("name").as_nonempty_string();
 
-  ObjectReader sources(reader.required("sources"), {"cuda", "opencl"});
-  for (auto [key, language] : {std::pair{"cuda", Language::Cuda}, std::pair{"opencl", Language::OpenCL}}) {
-    if (auto source = sources.optional(key)) {
-      kernel.sources[language] = (context.directory / source->as_nonempty_string()).lexically_normal();
-    }
-  }
-  if (kernel.sources.empty()) sources.node().fail("expected at least one of 'cuda', 'opencl'");
-
-  ObjectReader launch(reader.required("launch"), {"grid", "block", "shared_memory_bytes"});
-  kernel.launch.grid = read_dimensions(launch.required("grid"), context.launch_names);
-  kernel.launch.block = read_dimensions(launch.required("block"), context.launch_names);
-  if (auto shared = launch.optional("shared_memory_bytes")) {
-    kernel.launch.shared_memory_bytes = shared->as_expression();
-    check_expression(*shared, kernel.launch.shared_memory_bytes, context.launch_names);
-  }
+  kernel.sources = read_sources(reader.required("sources"), context.directory);
+  kernel.launch = read_launch(reader.required("launch"), context.launch_names);
 
   if (auto arguments = reader.optional("arguments")) {
     for (const Node& element : arguments->elements()) {
@@ -364,21 +374,99 @@ std::vector<std::pair<std::string, Value>> read_configuration(const Node& node, 
   return configuration;
 }
 
-Reference read_reference(const Node& node, const SpaceDefinition& space) {
-  ObjectReader reader(node, {"cpu", "configuration", "tolerance"});
-  bool has_cpu = reader.has("cpu");
-  if (has_cpu == reader.has("configuration")) {
-    node.fail(has_cpu ? "give either 'cpu' or 'configuration', not both"
-                      : "expected 'cpu' (a registered CPU reference) or 'configuration' "
-                        "(a configuration whose outputs are the reference)");
+std::vector<std::string> output_names(const KernelSpec& kernel) {
+  std::vector<std::string> names;
+  for (const Argument& argument : kernel.arguments) {
+    if (argument.is_buffer && argument.output) names.push_back(argument.name);
+  }
+  return names;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text.empty() ? "none" : text;
+}
+
+// A key of `node` that must name an output argument.
+void check_output_name(const Node& node, const std::string& name, const KernelSpec& kernel) {
+  const std::vector<std::string> outputs = output_names(kernel);
+  if (std::find(outputs.begin(), outputs.end(), name) == outputs.end()) {
+    node.fail(fmt::format("'{}' is not an output argument of the kernel (outputs: {})", name, joined(outputs)));
+  }
+}
+
+Comparison read_comparison(const Node& node) {
+  Comparison comparison;
+  if (node.json().is_string()) {
+    const std::string kind = node.as_string();
+    if (kind == "ignore") {
+      comparison.kind = Comparison::Kind::Ignore;
+    } else if (kind == "exact") {
+      comparison.abs = comparison.rel = 0;
+    } else {
+      node.fail(fmt::format("unknown comparison '{}'; expected \"ignore\", \"exact\", {{\"abs\": a, \"rel\": r}} or "
+                            "{{\"ulps\": n}}", kind));
+    }
+    return comparison;
+  }
+  ObjectReader reader(node, {"abs", "rel", "ulps"});
+  if (reader.has("ulps")) {
+    if (reader.has("abs") || reader.has("rel")) node.fail("give either 'ulps' or 'abs'/'rel', not both");
+    const Node ulps = reader.required("ulps");
+    const std::int64_t value = ulps.as_int();
+    if (value < 0) ulps.fail("expected a non-negative number of units in the last place");
+    comparison.kind = Comparison::Kind::Ulps;
+    comparison.ulps = static_cast<std::uint64_t>(value);
+    return comparison;
+  }
+  if (!reader.has("abs") && !reader.has("rel")) node.fail("expected 'abs' and/or 'rel', or 'ulps'");
+  comparison.abs = comparison.rel = 0;  // a bound not given is not granted
+  for (auto [key, field] : {std::pair{"abs", &Comparison::abs}, std::pair{"rel", &Comparison::rel}}) {
+    if (auto bound = reader.optional(key)) {
+      const double value = bound->as_number();
+      if (value < 0) bound->fail("expected a non-negative number");
+      comparison.*field = value;
+    }
+  }
+  return comparison;
+}
+
+Reference read_reference(const Node& node, const SpaceDefinition& space, const KernelSpec& kernel,
+                         const KernelContext& context) {
+  ObjectReader reader(node, {"cpu", "configuration", "outputs", "kernel", "tolerance", "compare"});
+  const int kinds = reader.has("cpu") + reader.has("configuration") + reader.has("outputs") + reader.has("kernel");
+  if (kinds != 1) {
+    node.fail(kinds == 0 ? "expected one of 'cpu' (a CPU reference compiled into Steer), 'outputs' (files of expected "
+                           "outputs), 'kernel' (a reference kernel) or 'configuration' (a configuration whose outputs "
+                           "are the reference)"
+                         : "give only one of 'cpu', 'outputs', 'kernel', 'configuration'");
   }
   Reference reference;
-  if (has_cpu) {
+  if (auto cpu = reader.optional("cpu")) {
     reference.kind = Reference::Kind::Cpu;
-    reference.cpu_function = reader.required("cpu").as_nonempty_string();
-  } else {
+    reference.cpu_function = cpu->as_nonempty_string();
+  } else if (auto configuration = reader.optional("configuration")) {
     reference.kind = Reference::Kind::Configuration;
-    reference.configuration = read_configuration(reader.required("configuration"), space);
+    reference.configuration = read_configuration(*configuration, space);
+  } else if (auto outputs = reader.optional("outputs")) {
+    reference.kind = Reference::Kind::Files;
+    if (!outputs->json().is_object() || outputs->json().empty()) {
+      outputs->fail("expected an object of output argument -> file, e.g. {\"out\": \"expected/out.npy\"}");
+    }
+    for (const auto& [name, file] : outputs->json().items()) {
+      const Node file_node = outputs->child(name);
+      check_output_name(file_node, name, kernel);
+      reference.expected_files[name] = (context.directory / file_node.as_nonempty_string()).lexically_normal();
+    }
+  } else {
+    const Node kernel_node = reader.required("kernel");
+    ObjectReader reference_kernel(kernel_node, {"name", "sources", "launch"});
+    reference.kind = Reference::Kind::Kernel;
+    if (auto name = reference_kernel.optional("name")) reference.kernel.name = name->as_nonempty_string();
+    reference.kernel.sources = read_sources(reference_kernel.required("sources"), context.directory);
+    // Without tuning parameters: the reference runs one way for every configuration.
+    reference.kernel.launch = read_launch(reference_kernel.required("launch"), context.size_names);
   }
   if (auto tolerance = reader.optional("tolerance")) {
     ObjectReader bounds(*tolerance, {"abs", "rel"});
@@ -390,16 +478,27 @@ Reference read_reference(const Node& node, const SpaceDefinition& space) {
       }
     }
   }
-  return reference;
-}
-
-std::string fnv1a_64_hex(std::string_view bytes) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  for (unsigned char byte : bytes) {
-    hash ^= byte;
-    hash *= 0x100000001b3ULL;
+  if (auto compare = reader.optional("compare")) {
+    if (!compare->json().is_object()) {
+      compare->fail(fmt::format("expected an object of output argument -> comparison, got {}",
+                                describe_type(compare->json())));
+    }
+    for (const auto& [name, comparison] : compare->json().items()) {
+      const Node comparison_node = compare->child(name);
+      check_output_name(comparison_node, name, kernel);
+      reference.comparisons[name] = read_comparison(comparison_node);
+    }
   }
-  return fmt::format("{:016x}", hash);
+  if (reference.kind == Reference::Kind::Files) {
+    for (const std::string& output : output_names(kernel)) {
+      if (!reference.expected_files.contains(output) &&
+          reference.comparison(output).kind != Comparison::Kind::Ignore) {
+        node.fail(fmt::format("output '{}' has no expected file: add it to 'outputs', or compare it with \"ignore\" "
+                              "(\"compare\": {{\"{}\": \"ignore\"}})", output, output));
+      }
+    }
+  }
+  return reference;
 }
 
 }  // namespace
@@ -466,18 +565,16 @@ Spec read_steer_spec(const Node& root, const fs::path& directory) {
   spec.default_size = read_default_size(reader.optional("default_size"), spec.sizes);
   if (auto flops = reader.optional("flops")) read_work(*flops, spec.sizes, &ProblemSize::flops);
   if (auto bytes = reader.optional("bytes")) read_work(*bytes, spec.sizes, &ProblemSize::bytes);
-  if (auto kernel = reader.optional("kernel")) {
-    KernelContext context;
-    context.size_names = size_variable_names(spec.sizes);
-    context.launch_names = parameter_names(spec.space);
-    context.launch_names.insert(context.launch_names.end(), context.size_names.begin(), context.size_names.end());
-    context.sizes = &spec.sizes;
-    context.directory = directory;
-    spec.kernel = read_kernel(*kernel, context);
-  }
+  KernelContext context;
+  context.size_names = size_variable_names(spec.sizes);
+  context.launch_names = parameter_names(spec.space);
+  context.launch_names.insert(context.launch_names.end(), context.size_names.begin(), context.size_names.end());
+  context.sizes = &spec.sizes;
+  context.directory = directory;
+  if (auto kernel = reader.optional("kernel")) spec.kernel = read_kernel(*kernel, context);
   if (auto reference = reader.optional("reference")) {
     if (!spec.kernel) reference->fail("a reference needs a 'kernel' section to validate");
-    spec.reference = read_reference(*reference, spec.space);
+    spec.reference = read_reference(*reference, spec.space, *spec.kernel, context);
   }
   return spec;
 }
@@ -496,7 +593,7 @@ Spec parse_spec(std::string_view json_text, const std::filesystem::path& origin)
                      : spec_detail::read_steer_spec(root, origin.empty() ? fs::current_path()
                                                                           : absolute_origin.parent_path());
   spec.path = absolute_origin;
-  spec.hash = spec_detail::fnv1a_64_hex(json_text);
+  spec.hash = content_hash(json_text);
   return spec;
 }
 

@@ -4,8 +4,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
+#include <filesystem>
 
+#include "expression/expression.hpp"
+#include "measure/expected_output.hpp"
 #include "measure/validation.hpp"
 #include "steer/error.hpp"
 #include "steer/reference.hpp"
@@ -53,51 +57,129 @@ void compile_into(Backend& backend, CompiledTest& test) {
   if (test.kernel && test.kernel->compile_ms > 0) test.compile_ms = test.kernel->compile_ms;
 }
 
+// "{size}" in a path of expected outputs stands for the problem size's name.
+std::filesystem::path with_size_name(const std::filesystem::path& path, const std::string& size) {
+  std::string text = path.string();
+  for (std::size_t at = text.find("{size}"); at != std::string::npos; at = text.find("{size}", at + size.size())) {
+    text.replace(at, 6, size);
+  }
+  return text;
+}
+
 }  // namespace
 
 struct DeviceExecutor::Impl {
   const Spec& spec;
   const Space& space;
   Backend& backend;
+  DeviceCallbacks callbacks;
   Clock::time_point created = Clock::now();
   KernelProblem problem;
-  ReferenceOutputs expected;  // empty when the spec asks for no validation
+  ReferenceOutputs expected;   // per output; empty when the spec asks for no validation
+  std::vector<Comparison> comparisons;  // per output
+  bool keep_outputs = false;
+  std::vector<std::span<const std::byte>> outputs;  // of the latest run, when kept
 
-  Impl(const Spec& s, const Space& sp, Backend& b, const ProblemSize& size, Language language)
-      : spec(s), space(sp), backend(b), problem(s, sp, size, language) {}
-
-  // Expected outputs: from the registered CPU reference, or by running the reference
-  // configuration.
-  void compute_expected(const RunOptions& run_options) {
-    const Reference& reference = spec.reference;
-    expected.clear();
-    if (reference.kind == Reference::Kind::None) return;
-    const auto& args = problem.program().arguments;
-    for (std::size_t index : problem.outputs()) expected.emplace_back(args[index].data.size());
-    if (reference.kind == Reference::Kind::Cpu) {
-      const ReferenceFunction& function = find_reference(reference.cpu_function);
-      const auto cached = tuner_detail::reference_cache_file(reference.cpu_function, problem.size(), args);
-      if (cached && tuner_detail::read_cached_reference(*cached, expected)) return;
-      const Clock::time_point start = Clock::now();
-      function(ReferenceInput{problem.size(), args}, expected);
-      if (cached) tuner_detail::write_cached_reference(*cached, expected, seconds_since(start));
-      return;
+  Impl(const Spec& s, const Space& sp, Backend& b, const ProblemSize& size, Language language, DeviceCallbacks c)
+      : spec(s), space(sp), backend(b), callbacks(std::move(c)), problem(s, sp, size, language, callbacks.launch) {
+    for (std::size_t index : problem.outputs()) {
+      comparisons.push_back(spec.reference.comparison(problem.program().arguments[index].name));
     }
-    auto config = space.index_of(reference.configuration);
-    if (!config) throw SpecError("the reference configuration is not a valid configuration of the space");
+  }
+
+  bool validates() const { return callbacks.reference || spec.reference.kind != Reference::Kind::None; }
+
+  // Compiles `instance` of the loaded program, runs it once and returns its outputs.
+  ReferenceOutputs run_once(const KernelInstance& instance, const RunOptions& run_options, const std::string& what) {
     CompiledTest test;
-    test.instance = problem.instance(*config);
+    test.instance = instance;
     compile_into(backend, test);
-    if (!test.kernel) throw Error("the reference configuration does not compile: " + test.compile_error);
+    if (!test.kernel) throw Error(fmt::format("{} does not compile: {}", what, test.compile_error));
     RunOptions once = run_options;
     once.warmup = 0;
     once.repetitions = 1;
     once.min_total_ms = 0;
     once.read_outputs = true;
     RunResult run = backend.run(*test.kernel, *test.instance, once);
-    if (run.status != Status::Ok) throw Error("the reference configuration failed to run: " + run.message);
-    for (std::size_t o = 0; o < expected.size() && o < run.outputs.size(); ++o) {
-      expected[o].assign(run.outputs[o].begin(), run.outputs[o].end());  // the views die with the next run
+    if (run.status != Status::Ok) throw Error(fmt::format("{} failed to run: {}", what, run.message));
+    ReferenceOutputs outputs;
+    for (const auto& output : run.outputs) outputs.emplace_back(output.begin(), output.end());  // the views die with the next run
+    return outputs;
+  }
+
+  // The reference kernel's outputs: its own program (the same arguments), loaded in place of
+  // the tuned one for one launch.
+  ReferenceOutputs run_reference_kernel(const RunOptions& run_options) {
+    const ReferenceKernel& kernel = spec.reference.kernel;
+    Program program = problem.program();
+    program.kernel_name = kernel.name.empty() ? program.kernel_name : kernel.name;
+    std::string directory;
+    program.source = kernel_source(program.kernel_name, kernel.sources, kernel.source_texts, program.language,
+                                   program.source_name, directory);
+    program.include_dirs.clear();
+    if (!directory.empty()) program.include_dirs.push_back(directory);
+    KernelInstance instance;
+    const auto extent = [&](const std::string& text, const char* what) {
+      try {
+        const double value = expr::evaluate_once(text, problem.size().variables).as_double();
+        if (!(value >= 0) || value != std::floor(value)) throw Error(fmt::format("evaluates to {}", value));
+        return static_cast<std::uint64_t>(value);
+      } catch (const std::exception& e) {
+        throw SpecError(fmt::format("reference kernel: launch.{} '{}' at size '{}': {}", what, text, problem.size().name,
+                                    e.what()));
+      }
+    };
+    for (std::size_t d = 0; d < 3; ++d) {
+      instance.grid[d] = extent(kernel.launch.grid[d], "grid");
+      instance.block[d] = extent(kernel.launch.block[d], "block");
+    }
+    instance.shared_memory_bytes = extent(kernel.launch.shared_memory_bytes, "shared_memory_bytes");
+    backend.load(program);
+    return run_once(instance, run_options, fmt::format("the reference kernel '{}'", program.kernel_name));
+  }
+
+  // Expected outputs: from code, the registered CPU reference, files, a reference kernel or
+  // the reference configuration. A reference kernel loads its own program: call this before
+  // loading the tuned one.
+  void compute_expected(const RunOptions& run_options) {
+    const Reference& reference = spec.reference;
+    expected.clear();
+    if (!validates()) return;
+    const auto& args = problem.program().arguments;
+    for (std::size_t index : problem.outputs()) expected.emplace_back(args[index].data.size());
+    if (callbacks.reference) {
+      callbacks.reference(ReferenceInput{problem.size(), args}, expected);
+      return;
+    }
+    switch (reference.kind) {
+      case Reference::Kind::None:
+        return;
+      case Reference::Kind::Cpu: {
+        const ReferenceFunction& function = find_reference(reference.cpu_function);
+        const auto cached = tuner_detail::reference_cache_file(reference.cpu_function, problem.size(), args);
+        if (cached && tuner_detail::read_cached_reference(*cached, expected)) return;
+        const Clock::time_point start = Clock::now();
+        function(ReferenceInput{problem.size(), args}, expected);
+        if (cached) tuner_detail::write_cached_reference(*cached, expected, seconds_since(start));
+        return;
+      }
+      case Reference::Kind::Files:
+        for (std::size_t o = 0; o < expected.size(); ++o) {
+          const HostArgument& argument = args[problem.outputs()[o]];
+          const auto file = reference.expected_files.find(argument.name);
+          if (file == reference.expected_files.end()) continue;  // compared with "ignore" (the loader checks)
+          expected[o] = read_expected_output(with_size_name(file->second, problem.size().name), argument);
+        }
+        return;
+      case Reference::Kind::Kernel:
+        expected = run_reference_kernel(run_options);
+        return;
+      case Reference::Kind::Configuration: {
+        auto config = space.index_of(reference.configuration);
+        if (!config) throw SpecError("the reference configuration is not a valid configuration of the space");
+        expected = run_once(problem.instance(*config), run_options, "the reference configuration");
+        return;
+      }
     }
   }
 
@@ -106,13 +188,23 @@ struct DeviceExecutor::Impl {
     const auto& args = problem.program().arguments;
     for (std::size_t o = 0; o < expected.size(); ++o) {
       const HostArgument& argument = args[problem.outputs()[o]];
+      const auto comparator = callbacks.comparators.find(argument.name);
+      if (comparator == callbacks.comparators.end() && comparisons[o].kind == Comparison::Kind::Ignore) continue;
       if (o >= run.outputs.size()) {
         result.status = Status::InvalidOutput;
         result.message = fmt::format("output '{}' was not read back", argument.name);
         break;
       }
-      ValidationResult check = validate_output(argument.type, run.outputs[o], expected[o],
-                                               spec.reference.abs_tolerance, spec.reference.rel_tolerance);
+      if (comparator != callbacks.comparators.end()) {
+        std::string message;
+        if (!comparator->second(argument.type, run.outputs[o], expected[o], message)) {
+          result.status = Status::InvalidOutput;
+          result.message = fmt::format("output '{}': {}", argument.name,
+                                       message.empty() ? "rejected by its comparison function" : message);
+        }
+        continue;
+      }
+      ValidationResult check = validate_output(argument.type, run.outputs[o], expected[o], comparisons[o]);
       result.max_abs_error = std::max(result.max_abs_error, check.max_abs_error);
       if (!check.ok) {
         result.status = Status::InvalidOutput;
@@ -123,7 +215,8 @@ struct DeviceExecutor::Impl {
   }
 };
 
-DeviceExecutor::DeviceExecutor(const Spec& spec, const Space& space, Backend& backend, const std::string& size) {
+DeviceExecutor::DeviceExecutor(const Spec& spec, const Space& space, Backend& backend, const std::string& size,
+                               DeviceCallbacks callbacks) {
   const ProblemSize& problem_size = spec.size(size.empty() ? spec.default_size : size);
   info_.device = backend.device();
   info_.spec_name = spec.name;
@@ -131,15 +224,27 @@ DeviceExecutor::DeviceExecutor(const Spec& spec, const Space& space, Backend& ba
   info_.problem_size = problem_size.name;
   info_.flops = problem_size.flops;
   const Language language = info_.device.backend == "opencl" ? Language::OpenCL : Language::Cuda;
-  impl_ = std::make_unique<Impl>(spec, space, backend, problem_size, language);
+  impl_ = std::make_unique<Impl>(spec, space, backend, problem_size, language, std::move(callbacks));
 }
 
 DeviceExecutor::~DeviceExecutor() = default;
 
 void DeviceExecutor::start(const RunOptions& run) {
+  // A reference kernel loads a program of its own, so it runs before the tuned one is loaded;
+  // a reference configuration runs after.
+  const bool by_kernel = !impl_->callbacks.reference && impl_->spec.reference.kind == Reference::Kind::Kernel;
+  if (by_kernel) impl_->compute_expected(run);
   impl_->backend.load(impl_->problem.program());
-  impl_->compute_expected(run);
+  if (!by_kernel) impl_->compute_expected(run);
 }
+
+void DeviceExecutor::keep_outputs(bool keep) { impl_->keep_outputs = keep; }
+
+std::span<const std::span<const std::byte>> DeviceExecutor::outputs() const { return impl_->outputs; }
+
+KernelInstance DeviceExecutor::instance(ConfigIndex config) const { return impl_->problem.instance(config); }
+
+const Program& DeviceExecutor::program() const { return impl_->problem.program(); }
 
 std::unique_ptr<PreparedTest> DeviceExecutor::prepare(ConfigIndex config) {
   auto test = std::make_unique<CompiledTest>();
@@ -147,6 +252,9 @@ std::unique_ptr<PreparedTest> DeviceExecutor::prepare(ConfigIndex config) {
     test->instance = impl_->problem.instance(config);
   } catch (const ExpressionError& e) {
     test->instance_error = e.detailed();
+    return test;
+  } catch (const std::exception& e) {  // a launch function given in code
+    test->instance_error = e.what();
     return test;
   }
   compile_into(impl_->backend, *test);
@@ -156,16 +264,8 @@ std::unique_ptr<PreparedTest> DeviceExecutor::prepare(ConfigIndex config) {
 const Result& DeviceExecutor::run(ConfigIndex config, PreparedTest* prepared, const RunOptions& run_options,
                                   std::vector<std::string>& warnings) {
   auto& test = static_cast<CompiledTest&>(*prepared);
-  const Space& space = impl_->space;
   Result& result = last_;
-  result = Result{};
-  result.config_index = config;
-  for (std::size_t p = 0; p < space.parameters().size(); ++p) {
-    result.configuration.emplace_back(space.parameters()[p].name, space.value(config, p));
-  }
-  result.device = info_.device.name;
-  result.problem_size = info_.problem_size;
-  result.timestamp = utc_timestamp();
+  result = test_of(config);
   if (!test.instance) {
     result.status = Status::LaunchError;
     result.message = "launch geometry: " + test.instance_error;
@@ -179,8 +279,10 @@ const Result& DeviceExecutor::run(ConfigIndex config, PreparedTest* prepared, co
   }
 
   RunOptions options = run_options;
-  options.read_outputs = !impl_->expected.empty();
+  options.read_outputs = !impl_->expected.empty() || impl_->keep_outputs;
   RunResult run = impl_->backend.run(*test.kernel, *test.instance, options);
+  impl_->outputs.clear();
+  if (impl_->keep_outputs) impl_->outputs = run.outputs;
   for (std::string& warning : run.warnings) warnings.push_back(std::move(warning));
   result.profiling_passes = run.profiling_passes;
   result.status = run.status;
@@ -191,6 +293,26 @@ const Result& DeviceExecutor::run(ConfigIndex config, PreparedTest* prepared, co
   result.profiling_ms = run.profiling_ms;
   if (result.status == Status::Ok && !impl_->expected.empty()) impl_->validate(run, result);
   return result;
+}
+
+Result DeviceExecutor::test_of(ConfigIndex config) const {
+  const Space& space = impl_->space;
+  Result result;
+  result.config_index = config;
+  for (std::size_t p = 0; p < space.parameters().size(); ++p) {
+    result.configuration.emplace_back(space.parameters()[p].name, space.value(config, p));
+  }
+  result.device = info_.device.name;
+  result.problem_size = info_.problem_size;
+  result.timestamp = utc_timestamp();
+  return result;
+}
+
+RunResult DeviceExecutor::launch(PreparedTest& prepared, const LaunchData& data, double timeout_ms) {
+  auto& test = static_cast<CompiledTest&>(prepared);
+  if (!test.instance) return {.status = Status::LaunchError, .message = "launch geometry: " + test.instance_error};
+  if (!test.kernel) return {.status = Status::CompileError, .message = test.compile_error};
+  return impl_->backend.launch(*test.kernel, *test.instance, data, timeout_ms);
 }
 
 double DeviceExecutor::clock_s() const { return seconds_since(impl_->created); }

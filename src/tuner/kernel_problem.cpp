@@ -53,6 +53,14 @@ void fill_typed(const Argument& argument, std::uint64_t n, std::vector<std::byte
       }
       return;
     }
+    case Initialiser::Kind::Memory: {
+      if (init.memory.size() != n * sizeof(T)) {
+        throw SpecError(fmt::format("argument '{}': the application's memory holds {} bytes, expected {} ({} elements of {})",
+                                    argument.name, init.memory.size(), n * sizeof(T), n, to_string(argument.type)));
+      }
+      bytes.assign(init.memory.begin(), init.memory.end());
+      return;
+    }
     case Initialiser::Kind::File: {
       std::string data = read_file(init.file);
       if (data.size() != n * sizeof(T)) {
@@ -106,20 +114,36 @@ std::vector<std::byte> initialise_buffer(const Argument& argument, std::uint64_t
   return bytes;
 }
 
-KernelProblem::KernelProblem(const Spec& spec, const Space& space, const ProblemSize& size, Language language)
-    : space_(space), size_(size) {
+std::string kernel_source(const std::string& kernel_name, const std::map<Language, std::filesystem::path>& files,
+                          const std::map<Language, std::string>& texts, Language language, std::string& source_name,
+                          std::string& directory) {
+  if (const auto text = texts.find(language); text != texts.end()) {
+    source_name = kernel_name + (language == Language::OpenCL ? ".cl" : ".cu");
+    directory.clear();
+    return text->second;
+  }
+  const auto file = files.find(language);
+  if (file == files.end()) throw SpecError(fmt::format("kernel '{}' has no {} source", kernel_name, to_string(language)));
+  source_name = file->second.filename().string();
+  directory = file->second.parent_path().string();
+  return read_file(file->second);
+}
+
+KernelProblem::KernelProblem(const Spec& spec, const Space& space, const ProblemSize& size, Language language,
+                             LaunchFunction launch)
+    : space_(space), size_(size), launch_(std::move(launch)) {
   if (!spec.kernel) throw SpecError(fmt::format("spec '{}' has no kernel section: nothing to run", spec.name));
   const KernelSpec& kernel = *spec.kernel;
-  auto source = kernel.sources.find(language);
-  if (source == kernel.sources.end()) {
+  if (!kernel.sources.contains(language) && !kernel.source_texts.contains(language)) {
     throw SpecError(fmt::format("spec '{}' has no {} source", spec.name, to_string(language)));
   }
   program_.language = language;
-  program_.source = read_file(source->second);
-  program_.source_name = source->second.filename().string();
+  std::string directory;
+  program_.source = kernel_source(kernel.name, kernel.sources, kernel.source_texts, language, program_.source_name,
+                                  directory);
   program_.kernel_name = kernel.name;
   program_.compiler_options = kernel.compiler_options;
-  program_.include_dirs.push_back(source->second.parent_path().string());
+  if (!directory.empty()) program_.include_dirs.push_back(directory);
 
   for (const Argument& argument : kernel.arguments) {
     HostArgument host;
@@ -132,6 +156,12 @@ KernelProblem::KernelProblem(const Spec& spec, const Space& space, const Problem
         std::int64_t n = expr::evaluate_once(argument.size, size.variables).as_int();
         if (n <= 0) throw SpecError(fmt::format("argument '{}': size '{}' is {}", argument.name, argument.size, n));
         host.data = initialise_buffer(argument, static_cast<std::uint64_t>(n));
+      } else if (argument.init.kind == Initialiser::Kind::Memory) {  // a scalar given in code
+        if (argument.init.memory.size() != size_of(argument.type)) {
+          throw SpecError(fmt::format("argument '{}': {} bytes for a scalar of {}", argument.name,
+                                      argument.init.memory.size(), to_string(argument.type)));
+        }
+        host.data.assign(argument.init.memory.begin(), argument.init.memory.end());
       } else {
         Value value = expr::evaluate_once(argument.value, size.variables);
         host.data = dispatch(argument.type, [&](auto tag) { return scalar_bytes<decltype(tag)>(value); });
@@ -179,6 +209,13 @@ KernelInstance KernelProblem::instance(ConfigIndex config) const {
   for (std::size_t p = 0; p < params.size(); ++p) {
     slots.push_back(parameter_scalars_[p][indices[p]]);
     instance.defines.emplace_back(params[p].name, params[p].values[indices[p]].to_string());
+  }
+  if (launch_) {
+    std::vector<std::pair<std::string, Value>> configuration;
+    configuration.reserve(params.size());
+    for (std::size_t p = 0; p < params.size(); ++p) configuration.emplace_back(params[p].name, params[p].values[indices[p]]);
+    launch_(configuration, instance);
+    return instance;
   }
   slots.insert(slots.end(), size_scalars_.begin(), size_scalars_.end());
   for (std::size_t d = 0; d < grid_.size(); ++d) instance.grid[d] = to_extent(grid_[d].evaluate(slots), grid_[d]);

@@ -134,6 +134,45 @@ TEST(Validation, UnalignedBuffersWork) {
   EXPECT_TRUE(validate_output(ElementType::F32, std::span(shifted).subspan(1), expected, 0, 0).ok);
 }
 
+Comparison within_ulps(std::uint64_t ulps) { return Comparison{.kind = Comparison::Kind::Ulps, .ulps = ulps}; }
+
+TEST(Validation, UlpsCountTheRepresentableValuesBetween) {
+  const float one = 1.0f, next = std::nextafter(one, 2.0f), third = std::nextafter(std::nextafter(next, 2.0f), 2.0f);
+  const auto check = [](float actual, float expected, std::uint64_t ulps) {
+    return validate_output(ElementType::F32, bytes_of<float>({actual}), bytes_of<float>({expected}), within_ulps(ulps)).ok;
+  };
+  EXPECT_TRUE(check(one, one, 0));
+  EXPECT_FALSE(check(next, one, 0));
+  EXPECT_TRUE(check(next, one, 1));
+  EXPECT_FALSE(check(third, one, 2));
+  EXPECT_TRUE(check(third, one, 3));
+  // Across zero: the smallest positive and negative denormals are two apart, +0 and -0 none.
+  const float tiny = std::numeric_limits<float>::denorm_min();
+  EXPECT_TRUE(check(tiny, -tiny, 2));
+  EXPECT_FALSE(check(tiny, -tiny, 1));
+  EXPECT_TRUE(check(0.0f, -0.0f, 0));
+  EXPECT_FALSE(check(kNaN, kNaN, 1000));
+  EXPECT_TRUE(check(kInf, kInf, 0));
+}
+
+TEST(Validation, UlpsOfDoublesAndIntegers) {
+  const double one = 1.0, next = std::nextafter(one, 2.0);
+  EXPECT_TRUE(validate_output(ElementType::F64, bytes_of<double>({next}), bytes_of<double>({one}), within_ulps(1)).ok);
+  EXPECT_FALSE(validate_output(ElementType::F64, bytes_of<double>({-next}), bytes_of<double>({one}), within_ulps(1)).ok);
+  // Integers are their difference apart.
+  EXPECT_TRUE(validate_output(ElementType::I32, bytes_of<std::int32_t>({-3}), bytes_of<std::int32_t>({-1}), within_ulps(2)).ok);
+  const ValidationResult result =
+      validate_output(ElementType::I32, bytes_of<std::int32_t>({-4}), bytes_of<std::int32_t>({-1}), within_ulps(2));
+  EXPECT_FALSE(result.ok);
+  EXPECT_NE(result.message.find("differ by more than 2 ULPs"), std::string::npos) << result.message;
+}
+
+TEST(Validation, IgnoredOutputsAlwaysPass) {
+  EXPECT_TRUE(validate_output(ElementType::F32, bytes_of<float>({kNaN}), bytes_of<float>({1}),
+                              Comparison{.kind = Comparison::Kind::Ignore})
+                  .ok);
+}
+
 TEST(Validation, SizeMismatchThrows) {
   EXPECT_THROW(validate_output(ElementType::F32, bytes_of<float>({1, 2}), bytes_of<float>({1}), 0, 0), Error);
   EXPECT_THROW(validate_output(ElementType::F32, std::vector<std::byte>(6), std::vector<std::byte>(6), 0, 0), Error);

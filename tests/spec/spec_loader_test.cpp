@@ -182,6 +182,74 @@ TEST(spec_loader, ReferenceConfigurationNamesEveryParameterInDefinitionOrder) {
   EXPECT_EQ(spec.reference.configuration, (std::vector<std::pair<std::string, Value>>{{"A", 2}, {"F", 0.5}}));
 }
 
+// A kernel with two outputs, for the references that name outputs.
+const std::string kTwoOutputKernel = R"json("sizes": {"small": {"N": 64}, "large": {"N": 256}},
+  "kernel": {"name": "k", "sources": {"opencl": "k.cl"}, "launch": {"grid": ["cdiv(N, A)"], "block": ["A"]},
+    "arguments": [{"name": "in", "type": "float", "size": "N", "init": "random"},
+                  {"name": "out", "type": "float", "size": "N", "output": true},
+                  {"name": "count", "type": "uint32", "size": 1, "output": true}]})json";
+
+TEST(spec_loader, ReferenceFromFilesOfExpectedOutputsWithAComparisonPerOutput) {
+  Spec spec = parse_spec(spec_with(kTwoOutputKernel + R"(, "reference": {
+    "outputs": {"out": "expected/out_{size}.npy"},
+    "tolerance": {"abs": 0.5},
+    "compare": {"out": {"ulps": 4}, "count": "ignore"}})"), kOrigin);
+  const fs::path directory = fs::absolute(kOrigin).lexically_normal().parent_path();
+  EXPECT_EQ(spec.reference.kind, Reference::Kind::Files);
+  EXPECT_EQ(spec.reference.expected_files.at("out"), directory / "expected/out_{size}.npy");
+  EXPECT_EQ(spec.reference.comparison("out").kind, Comparison::Kind::Ulps);
+  EXPECT_EQ(spec.reference.comparison("out").ulps, 4u);
+  EXPECT_EQ(spec.reference.comparison("count").kind, Comparison::Kind::Ignore);
+  // An output without a comparison of its own is compared with the tolerance.
+  const Comparison other = spec.reference.comparison("elsewhere");
+  EXPECT_EQ(other.kind, Comparison::Kind::Tolerance);
+  EXPECT_EQ(other.abs, 0.5);
+  EXPECT_EQ(other.rel, 1e-4);
+}
+
+TEST(spec_loader, ComparisonsByToleranceGrantOnlyTheBoundsGiven) {
+  Spec spec = parse_spec(spec_with(kTwoOutputKernel + R"(, "reference": {"cpu": "f",
+    "compare": {"out": {"abs": 0.01}, "count": "exact"}})"), kOrigin);
+  EXPECT_EQ(spec.reference.comparison("out").abs, 0.01);
+  EXPECT_EQ(spec.reference.comparison("out").rel, 0);
+  EXPECT_EQ(spec.reference.comparison("count").kind, Comparison::Kind::Tolerance);
+  EXPECT_EQ(spec.reference.comparison("count").abs, 0);
+  EXPECT_EQ(spec.reference.comparison("count").rel, 0);
+}
+
+TEST(spec_loader, ReferenceKernelHasItsOwnSourceAndGeometryOfSizeVariables) {
+  Spec spec = parse_spec(spec_with(kTwoOutputKernel + R"(, "reference": {"kernel": {
+    "name": "k_naive", "sources": {"opencl": "naive.cl"}, "launch": {"grid": ["N"], "block": [1]}}})"), kOrigin);
+  const fs::path directory = fs::absolute(kOrigin).lexically_normal().parent_path();
+  EXPECT_EQ(spec.reference.kind, Reference::Kind::Kernel);
+  EXPECT_EQ(spec.reference.kernel.name, "k_naive");
+  EXPECT_EQ(spec.reference.kernel.sources.at(Language::OpenCL), directory / "naive.cl");
+  EXPECT_EQ(spec.reference.kernel.launch.grid, (std::vector<std::string>{"N", "1", "1"}));
+}
+
+TEST(spec_errors, ReferencesThatNameOutputs) {
+  const auto reference_error = [](const std::string& reference) {
+    return error_of(spec_with(kTwoOutputKernel + R"(, "reference": )" + reference));
+  };
+  EXPECT_EQ(reference_error(R"({"outputs": {"in": "in.npy"}})"),
+            "specs/transpose/spec.json: reference.outputs.in: 'in' is not an output argument of the kernel "
+            "(outputs: out, count)");
+  EXPECT_EQ(reference_error(R"({"outputs": {"out": "out.npy"}})"),
+            "specs/transpose/spec.json: reference: output 'count' has no expected file: add it to 'outputs', or "
+            "compare it with \"ignore\" (\"compare\": {\"count\": \"ignore\"})");
+  EXPECT_EQ(reference_error(R"({"cpu": "f", "compare": {"out": "close"}})"),
+            "specs/transpose/spec.json: reference.compare.out: unknown comparison 'close'; expected \"ignore\", "
+            "\"exact\", {\"abs\": a, \"rel\": r} or {\"ulps\": n}");
+  EXPECT_EQ(reference_error(R"({"cpu": "f", "compare": {"out": {"ulps": 2, "abs": 1}}})"),
+            "specs/transpose/spec.json: reference.compare.out: give either 'ulps' or 'abs'/'rel', not both");
+  EXPECT_EQ(reference_error(R"({"cpu": "f", "compare": {"out": {"ulps": -1}}})"),
+            "specs/transpose/spec.json: reference.compare.out.ulps: expected a non-negative number of units in the "
+            "last place");
+  // A reference kernel runs the same way for every configuration: no tuning parameters.
+  EXPECT_THAT(reference_error(R"({"kernel": {"sources": {"opencl": "r.cl"}, "launch": {"grid": ["N / A"], "block": [1]}}})"),
+              HasSubstr("unknown"));
+}
+
 TEST(spec_loader, HashFollowsTheBytes) {
   std::string text = spec_with("");
   EXPECT_EQ(parse_spec(text, kOrigin).hash, parse_spec(text, "elsewhere.json").hash);
@@ -361,10 +429,13 @@ TEST(spec_errors, UnknownReferenceKind) {
   const std::string kernel = R"("kernel": {"name": "k", "sources": {"cuda": "k.cu"}, "launch": {"grid": [1], "block": [1]}})";
   EXPECT_EQ(error_of(spec_with(kernel + R"(, "reference": {"gpu": "x"})")),
             "specs/transpose/spec.json: reference: unknown key 'gpu' (did you mean 'cpu'?); "
-            "expected one of: cpu, configuration, tolerance");
+            "expected one of: cpu, configuration, outputs, kernel, tolerance, compare");
   EXPECT_EQ(error_of(spec_with(kernel + R"(, "reference": {"tolerance": {"abs": 1}})")),
-            "specs/transpose/spec.json: reference: expected 'cpu' (a registered CPU reference) or 'configuration' "
-            "(a configuration whose outputs are the reference)");
+            "specs/transpose/spec.json: reference: expected one of 'cpu' (a CPU reference compiled into Steer), "
+            "'outputs' (files of expected outputs), 'kernel' (a reference kernel) or 'configuration' (a configuration "
+            "whose outputs are the reference)");
+  EXPECT_EQ(error_of(spec_with(kernel + R"(, "reference": {"cpu": "x", "outputs": {"y": "y.npy"}})")),
+            "specs/transpose/spec.json: reference: give only one of 'cpu', 'outputs', 'kernel', 'configuration'");
   EXPECT_EQ(error_of(spec_with(kernel + R"(, "reference": {"configuration": {"A": 3}})")),
             "specs/transpose/spec.json: reference.configuration.A: 3 is not among the values of 'A'");
   EXPECT_EQ(error_of(spec_with(R"("reference": {"cpu": "x"})")),

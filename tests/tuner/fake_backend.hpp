@@ -1,6 +1,7 @@
 #pragma once
 // A backend that runs nothing: it "compiles" and "runs" by rules the test sets, so the
 // tuning loop can be specified without a device.
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <functional>
@@ -79,6 +80,27 @@ class FakeBackend final : public Backend {
       }
     }
     return result;
+  }
+
+  // One launch on the application's data: the same rules, the output doubling the input given.
+  std::atomic<int> launches{0};
+  RunResult launch(const CompiledKernel&, const KernelInstance& instance, const LaunchData& data, double) override {
+    ++launches;
+    if (launch_fails(instance)) return {.status = Status::LaunchError, .message = "fake launch failure"};
+    std::span<const std::byte> in;
+    for (std::size_t a = 0; a < program_.arguments.size() && a < data.inputs.size(); ++a) {
+      if (program_.arguments[a].is_buffer && !program_.arguments[a].output) in = data.inputs[a];
+    }
+    for (std::span<std::byte> out : data.outputs) {
+      const std::size_t n = std::min(out.size(), in.size()) / sizeof(float);
+      for (std::size_t i = 0; i < n; ++i) {
+        float value;
+        std::memcpy(&value, in.data() + i * sizeof(float), sizeof value);
+        value = 2 * value + (wrong_output(instance) && i == 3 ? 1.0f : 0.0f);
+        std::memcpy(out.data() + i * sizeof(float), &value, sizeof value);
+      }
+    }
+    return {.time = TimingStats::from_samples({runtime_ms(instance)})};
   }
 
  private:

@@ -332,7 +332,101 @@ class OpenclBackend final : public Backend {
     return result;
   }
 
+  RunResult launch(const CompiledKernel& compiled, const KernelInstance& instance, const LaunchData& data,
+                   double timeout_ms) override {
+    const auto* kernel = dynamic_cast<const OpenclKernel*>(&compiled);
+    if (kernel == nullptr) throw BackendError("OpenCL backend: launch() got a kernel compiled by another backend");
+    const LoadedProgram& program = *kernel->program;
+    check_launch_data(program, data);
+
+    std::lock_guard lock(run_mutex_);
+    if (auto problem = check_launch_limits(*kernel, instance)) return {.status = Status::LaunchError, .message = *problem};
+    if (auto problem = set_arguments(*kernel, instance, data.inputs)) {
+      return {.status = Status::LaunchError, .message = *problem};
+    }
+    cl_command_queue queue = program.queue.get();
+    // Writes, the launch and the reads are queued in order and waited for once, at the last.
+    for (std::size_t a = 0; a < program.arguments.size(); ++a) {
+      const ArgumentBinding& argument = program.arguments[a];
+      if (!argument.is_buffer || a >= data.inputs.size() || data.inputs[a].empty()) continue;
+      check(clEnqueueWriteBuffer(queue, program.buffers[argument.buffer].working.get(), CL_FALSE, 0,
+                                 data.inputs[a].size(), data.inputs[a].data(), 0, nullptr, nullptr),
+            "clEnqueueWriteBuffer", argument.name);
+    }
+    std::array<std::size_t, 3> global{}, local{};
+    for (std::size_t d = 0; d < 3; ++d) {
+      global[d] = instance.grid[d] * instance.block[d];
+      local[d] = instance.block[d];
+    }
+    cl_event raw_launch = nullptr;
+    if (cl_int error = clEnqueueNDRangeKernel(queue, kernel->kernel.get(), 3, nullptr, global.data(), local.data(), 0,
+                                              nullptr, &raw_launch);
+        error != CL_SUCCESS) {
+      clFinish(queue);  // the writes queued before it
+      return {.status = Status::LaunchError,
+              .message = fmt::format("clEnqueueNDRangeKernel: {} (grid {}, block {}){}", error_name(error),
+                                     describe_size(instance.grid), describe_size(instance.block),
+                                     launch_failure_note(*kernel, instance))};
+    }
+    const Event launched(raw_launch);
+    std::optional<Event> last_read;
+    std::size_t output = 0;
+    for (const ArgumentBinding& argument : program.arguments) {
+      if (!argument.is_buffer || !argument.output) continue;
+      const std::size_t o = output++;
+      if (o >= data.outputs.size() || data.outputs[o].empty()) continue;
+      cl_event raw_read = nullptr;
+      check(clEnqueueReadBuffer(queue, program.buffers[argument.buffer].working.get(), CL_FALSE, 0,
+                                data.outputs[o].size(), data.outputs[o].data(), 0, nullptr, &raw_read),
+            "clEnqueueReadBuffer", argument.name);
+      last_read.emplace(raw_read);
+    }
+    const bool first_ever = !kernel->launched.exchange(true);
+    const double limit_ms = first_ever ? timeout_ms + kFirstLaunchCompileMs : timeout_ms;
+    const std::optional<cl_int> status =
+        wait_for_event(queue, last_read ? last_read->get() : launched.get(), limit_ms);
+    if (!status) {
+      return {.status = Status::Timeout,
+              .message = fmt::format("the launch did not finish within the {} ms limit", timeout_ms)};
+    }
+    cl_int launch_status = CL_COMPLETE;
+    check(clGetEventInfo(launched.get(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof launch_status, &launch_status,
+                         nullptr),
+          "clGetEventInfo", "CL_EVENT_COMMAND_EXECUTION_STATUS");
+    if (launch_status != CL_COMPLETE || *status != CL_COMPLETE) {
+      return {.status = Status::LaunchError,
+              .message = fmt::format("kernel execution failed: {}{}",
+                                     error_name(launch_status != CL_COMPLETE ? launch_status : *status),
+                                     launch_failure_note(*kernel, instance))};
+    }
+    return {.time = TimingStats::from_samples({event_duration_ms(launched.get())})};
+  }
+
  private:
+  // The application's data must match the loaded arguments: one entry per argument (or
+  // none), each buffer's bytes exactly, a scalar's its size; outputs likewise.
+  static void check_launch_data(const LoadedProgram& program, const LaunchData& data) {
+    if (!data.inputs.empty() && data.inputs.size() != program.arguments.size()) {
+      throw BackendError(fmt::format("launch: {} inputs for a kernel of {} arguments", data.inputs.size(),
+                                     program.arguments.size()));
+    }
+    std::size_t outputs = 0;
+    for (std::size_t a = 0; a < program.arguments.size(); ++a) {
+      const ArgumentBinding& argument = program.arguments[a];
+      const std::size_t bytes = argument.is_buffer ? program.buffers[argument.buffer].bytes : argument.value.size();
+      if (a < data.inputs.size() && !data.inputs[a].empty() && data.inputs[a].size() != bytes) {
+        throw BackendError(fmt::format("launch: argument '{}' is given {} bytes; it has {}", argument.name,
+                                       data.inputs[a].size(), bytes));
+      }
+      if (!argument.is_buffer || !argument.output) continue;
+      if (outputs < data.outputs.size() && !data.outputs[outputs].empty() && data.outputs[outputs].size() != bytes) {
+        throw BackendError(fmt::format("launch: output '{}' is given {} bytes to read into; it has {}", argument.name,
+                                       data.outputs[outputs].size(), bytes));
+      }
+      ++outputs;
+    }
+  }
+
   static DeviceBuffer upload(cl_context context, const HostArgument& argument) {
     DeviceBuffer buffer;
     buffer.bytes = argument.data.size();
@@ -420,14 +514,18 @@ class OpenclBackend final : public Backend {
                        kernel.max_work_group_size);
   }
 
-  static std::optional<std::string> set_arguments(const OpenclKernel& kernel, const KernelInstance& instance) {
+  // `scalars`, when given, replace the loaded scalar values (by argument index; empty: kept).
+  static std::optional<std::string> set_arguments(const OpenclKernel& kernel, const KernelInstance& instance,
+                                                  std::span<const std::span<const std::byte>> scalars = {}) {
     const LoadedProgram& program = *kernel.program;
     cl_uint index = 0;
     for (const auto& argument : program.arguments) {
+      std::span<const std::byte> value = argument.value;
+      if (!argument.is_buffer && index < scalars.size() && !scalars[index].empty()) value = scalars[index];
       cl_int error = argument.is_buffer
                          ? clSetKernelArg(kernel.kernel.get(), index, sizeof(cl_mem),
                                           program.buffers[argument.buffer].working.address())
-                         : clSetKernelArg(kernel.kernel.get(), index, argument.value.size(), argument.value.data());
+                         : clSetKernelArg(kernel.kernel.get(), index, value.size(), value.data());
       if (error != CL_SUCCESS)
         return fmt::format("clSetKernelArg (argument {} '{}'): {}", index, argument.name, error_name(error));
       ++index;

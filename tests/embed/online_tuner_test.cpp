@@ -1,0 +1,197 @@
+// The OnlineTuner: the application calls it once per iteration of its own loop, with its own
+// data; it explores, converges, and then stays on the best. The fake backend's kernel doubles
+// its input; on PoCL a real kernel does.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <numeric>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "steer/embed.hpp"
+#include "tuner/fake_backend.hpp"
+
+namespace steer {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using testing::FakeBackend;
+
+struct Application {
+  std::vector<float> in = std::vector<float>(16);
+  std::vector<float> out = std::vector<float>(16);
+  FakeBackend* fake = nullptr;
+
+  Tuner make_tuner() {
+    auto backend = std::make_unique<FakeBackend>();
+    fake = backend.get();
+    // Configuration BLOCK=b runs in 1/b ms: the largest block is the fastest.
+    fake->runtime_ms = [](const KernelInstance& instance) { return 1.0 / static_cast<double>(instance.block[0]); };
+    Tuner tuner(Kernel::from_source(Language::Cuda, "__global__ void twice() {}", "twice"), std::move(backend));
+    tuner.parameter("BLOCK", {1, 2, 4, 8, 16, 32});
+    tuner.input("in", in).output("out", out);
+    tuner.launch({"1"}, {"BLOCK"});
+    tuner.searcher("exhaustive");
+    return tuner;
+  }
+  // One iteration of the application's loop: new data, one call, its output checked.
+  OnlineStep iterate(OnlineTuner& online, int iteration) {
+    for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(iteration * 100 + static_cast<int>(i));
+    OnlineStep step = online.run();
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      EXPECT_EQ(out[i], 2 * in[i]) << "iteration " << iteration << ", element " << i;
+    }
+    return step;
+  }
+};
+
+void doubled(const ReferenceInput& input, ReferenceOutputs& outputs) {
+  const std::vector<float> in = input.buffer<float>("in", 16);
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const float value = 2 * in[i];
+    std::memcpy(outputs[0].data() + i * sizeof(float), &value, sizeof value);
+  }
+}
+
+TEST(OnlineTuner, ExploresWithinItsBudgetThenStaysOnTheBest) {
+  Application app;
+  Tuner tuner = app.make_tuner();
+  OnlineTuner online(tuner, OnlineOptions{.budget = 4, .calls_per_test = 2});
+  std::vector<OnlineStep> steps;
+  for (int iteration = 0; iteration < 12; ++iteration) steps.push_back(app.iterate(online, iteration));
+  // 4 configurations, 2 calls each, then the best of them (BLOCK=8) for good.
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_TRUE(steps[i].exploring) << i;
+    EXPECT_EQ(steps[i].configuration[0].second, Value(1 << (i / 2))) << i;
+  }
+  for (int i = 8; i < 12; ++i) {
+    EXPECT_FALSE(steps[i].exploring) << i;
+    EXPECT_EQ(steps[i].configuration[0].second, Value(8));
+    EXPECT_DOUBLE_EQ(steps[i].kernel_ms, 1.0 / 8);
+  }
+  EXPECT_TRUE(online.converged());
+  ASSERT_TRUE(online.summary());
+  EXPECT_EQ(online.summary()->tests, 4u);
+  EXPECT_EQ(online.best(), (Configuration{{"BLOCK", 8}}));
+}
+
+TEST(OnlineTuner, AConfigurationThatFailsValidationNeverRunsOnTheApplicationsData) {
+  Application app;
+  Tuner tuner = app.make_tuner();
+  tuner.reference(doubled);
+  app.fake->wrong_output = [](const KernelInstance& instance) { return instance.block[0] == 2; };
+  OnlineTuner online(tuner, OnlineOptions{.budget = 6, .calls_per_test = 1});
+  std::set<std::int64_t> served;
+  for (int iteration = 0; iteration < 8; ++iteration) served.insert(app.iterate(online, iteration).configuration[0].second.as_int());
+  EXPECT_FALSE(served.contains(2));
+  ASSERT_TRUE(online.summary());
+  EXPECT_EQ(online.summary()->failed, 1u);
+  EXPECT_EQ(online.best(), (Configuration{{"BLOCK", 32}}));
+}
+
+TEST(OnlineTuner, ACallWhoseLaunchFailsIsServedByTheNextConfiguration) {
+  Application app;
+  Tuner tuner = app.make_tuner();
+  app.fake->launch_fails = [](const KernelInstance& instance) { return instance.block[0] == 1; };
+  OnlineTuner online(tuner, OnlineOptions{.budget = 2, .calls_per_test = 1});
+  const OnlineStep first = app.iterate(online, 0);
+  EXPECT_EQ(first.configuration, (Configuration{{"BLOCK", 2}}));
+  EXPECT_TRUE(first.exploring);
+  EXPECT_FALSE(app.iterate(online, 1).exploring);
+  EXPECT_EQ(online.summary()->failed, 1u);
+}
+
+TEST(OnlineTuner, ALaterRunOfTheApplicationResumesFromTheStoreAndStartsOnTheBest) {
+  const fs::path db = fs::temp_directory_path() / ("steer_online_" + std::to_string(getpid()) + ".db");
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
+  {
+    Application app;
+    Tuner tuner = app.make_tuner();
+    tuner.store(db);
+    OnlineTuner online(tuner, OnlineOptions{.budget = 3, .calls_per_test = 1});
+    for (int iteration = 0; iteration < 4; ++iteration) app.iterate(online, iteration);
+    EXPECT_TRUE(online.converged());
+  }
+  Application app;
+  Tuner tuner = app.make_tuner();
+  tuner.store(db);
+  OnlineTuner online(tuner, OnlineOptions{.budget = 3, .calls_per_test = 1});
+  const OnlineStep first = app.iterate(online, 0);
+  EXPECT_FALSE(first.exploring);
+  EXPECT_EQ(first.configuration, (Configuration{{"BLOCK", 4}}));
+  EXPECT_EQ(online.summary()->resumed, 3u);
+  EXPECT_EQ(app.fake->launches, 1) << "nothing was explored again";
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
+}
+
+TEST(OnlineTuner, StopsWhenDestroyedWhileExploring) {
+  Application app;
+  Tuner tuner = app.make_tuner();
+  {
+    OnlineTuner online(tuner, OnlineOptions{.budget = 6, .calls_per_test = 3});
+    app.iterate(online, 0);
+  }
+  SUCCEED() << "the exploring thread ended";
+}
+
+TEST(OnlineTuner, RefusesABudgetOfNothing) {
+  Application app;
+  Tuner tuner = app.make_tuner();
+  EXPECT_THAT([&] { OnlineTuner online(tuner, OnlineOptions{.budget = 0}); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("a budget of 0 tests")));
+}
+
+// A real kernel on the OpenCL CPU device: y = a x + y over the application's arrays, with a
+// reference in code. Every call's output is the application's own computation.
+TEST(OnlineTunerOnOpencl, ConvergesAndComputesEveryIterationsOutputs) {
+  std::unique_ptr<Backend> backend;
+  try {
+    backend = make_opencl_backend({});
+  } catch (const Error&) {
+    GTEST_SKIP() << "no OpenCL device";
+  }
+  constexpr int n = 4096;
+  std::vector<float> x(n), y(n);
+  const float a = 1.5f;
+  Tuner tuner(Kernel::from_source(Language::OpenCL, R"(
+    __kernel void axpy(const int n, const float a, __global const float* x, __global float* y) {
+      for (int i = 0; i < ITEMS; ++i) {
+        const int j = get_global_id(0) * ITEMS + i;
+        if (j < n) y[j] = a * x[j] + y[j];
+      }
+    })", "axpy"), std::move(backend));
+  tuner.parameter("BLOCK", {16, 64}).parameter("ITEMS", {1, 4});
+  tuner.size("N", n);
+  tuner.scalar("n", n).scalar("a", a).input("x", x).inout("y", y);
+  tuner.launch({"cdiv(N, BLOCK * ITEMS)"}, {"BLOCK"});
+  tuner.reference([&](const ReferenceInput& input, ReferenceOutputs& outputs) {
+    const std::vector<float> xs = input.buffer<float>("x", n), ys = input.buffer<float>("y", n);
+    for (int i = 0; i < n; ++i) {
+      const float value = a * xs[i] + ys[i];
+      std::memcpy(outputs[0].data() + i * sizeof(float), &value, sizeof value);
+    }
+  });
+  tuner.searcher("exhaustive");
+  OnlineTuner online(tuner, OnlineOptions{.budget = 4, .calls_per_test = 2});
+  int exploring = 0;
+  for (int iteration = 0; iteration < 12; ++iteration) {
+    for (int i = 0; i < n; ++i) {
+      x[i] = static_cast<float>(i % 7 + iteration);
+      y[i] = static_cast<float>(i % 5);
+    }
+    const OnlineStep step = online.run();
+    exploring += step.exploring ? 1 : 0;
+    for (int i = 0; i < n; ++i) ASSERT_EQ(y[i], a * x[i] + static_cast<float>(i % 5)) << "iteration " << iteration;
+    EXPECT_GT(step.kernel_ms, 0);
+  }
+  EXPECT_EQ(exploring, 8);
+  EXPECT_TRUE(online.converged());
+  EXPECT_EQ(online.summary()->valid, 4u);
+}
+
+}  // namespace
+}  // namespace steer
