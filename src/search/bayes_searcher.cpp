@@ -27,6 +27,7 @@
 #include <limits>
 #include <memory>
 #include <numbers>
+#include <numeric>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -34,6 +35,9 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+
+#include <Eigen/Cholesky>
+#include <Eigen/Dense>
 
 #include "search/file_cache.hpp"
 #include "search/latin_hypercube.hpp"
@@ -56,6 +60,14 @@ struct BayesOptions {
   Covariance covariance = Covariance::Matern32;  // KT's covariancekernel
   double lengthscale = 1.5;                      // KT's covariancelengthscale, in scaled units
   double xi = 0.01;                              // expected improvement's exploration margin
+  // Steer's refinements, all off for `bayes` (Kernel Tuner's method) and on for `surrogate`
+  // (docs/searchers.md says why each):
+  bool log_targets = false;          // model log(runtime): runtimes span orders of magnitude
+  std::uint64_t elite = 1;           // the untested neighbours of this many fastest are candidates
+  std::uint64_t bred = 0;            // candidates bred from the fastest, as the genetic searcher breeds
+  std::uint64_t local_every = 0;     // every k-th choice among those two kinds of candidates only
+  bool fit_length_scales = false;    // a length scale per feature, by marginal likelihood
+  std::uint64_t fit_from = 20;       // measurements before the first fit; then at every 1.5 times as many
   // Up to this many of the highest expected improvement per choice, when the loop asks for
   // several (its compile-ahead window on a device): their compiles overlap.
   std::uint64_t batch = 1;
@@ -168,6 +180,15 @@ inline double kernel_of(Covariance covariance, double s) {
   return exp_nonpositive(-0.5 * s);
 }
 #endif
+
+// The kernel of one squared distance, with the same arithmetic as the vectorised form.
+inline double kernel_at(Covariance covariance, double s) {
+#if defined(__SSE2__)
+  return _mm_cvtsd_f64(kernel_of(covariance, _mm_set1_pd(s)));
+#else
+  return kernel_of(covariance, s);
+#endif
+}
 
 // The Cholesky factor L of the kernel matrix K + nugget I over the model's points, grown one
 // point at a time. Rows are packed: row i holds L(i, 0..i). The points' features are kept by
@@ -296,9 +317,12 @@ class BayesSearcher final : public Searcher {
       initial_ = std::move(first);
     }
     next_initial_ = 0;
+    choices_ = 0;
+    next_fit_ = std::max<std::size_t>(options_.fit_from, options_.initial_samples);
+    scale_.clear();
     measured_.clear();
     fastest_ = {std::numeric_limits<double>::infinity(), std::numeric_limits<ConfigIndex>::max()};
-    slowest_ok_ = 0;
+    slowest_ok_ = -std::numeric_limits<double>::infinity();
     model_ = std::make_unique<IncrementalCholesky>(dims_, options_.covariance);
     model_points_.clear();
     modelled_ = 0;
@@ -330,6 +354,7 @@ class BayesSearcher final : public Searcher {
     if (out.size() < max && memory_.pending() == 0 && !memory_.exhausted()) {
       // The initial samples are all measured now.
       const std::size_t count = std::min<std::size_t>(max - out.size(), options_.batch);
+      ++choices_;
       for (ConfigIndex next : most_promising(count)) {
         memory_.propose(next);
         out.push_back({next, {}});
@@ -341,7 +366,8 @@ class BayesSearcher final : public Searcher {
   std::vector<Explanation> take_explanations() override { return std::exchange(explanations_, {}); }
 
   void observe(const Result& result) override {
-    const double cost = memory_.observe(result);
+    double cost = memory_.observe(result);
+    if (options_.log_targets && std::isfinite(cost)) cost = std::log(std::max(cost, 1e-300));
     measured_.emplace_back(cost, result.config_index);
     fastest_ = std::min(fastest_, measured_.back());
     if (std::isfinite(cost)) slowest_ok_ = std::max(slowest_ok_, cost);
@@ -353,6 +379,15 @@ class BayesSearcher final : public Searcher {
 
  private:
   static constexpr double kFirstNugget = 1e-6;
+  // Length-scale fitting: the measurements it uses at most, the nugget of its kernel matrix,
+  // and the range of the factors it puts on each feature.
+  static constexpr std::size_t kFitPoints = 96;
+  static constexpr double kFitNugget = 1e-4;
+  static constexpr double kMinScale = 1.0 / 16, kMaxScale = 8;
+  // Breeding candidates: parents are the kParents fastest, drawn by rank with Beta(1,
+  // kParentBeta) (the genetic searcher's default pressure); a child mutates with kMutation.
+  static constexpr std::size_t kParents = 20;
+  static constexpr double kParentBeta = 6, kMutation = 0.3;
   // Doubles of kept v before all are dropped (and solved afresh as needed): 32 MB.
   static constexpr std::size_t kKeptLimit = std::size_t{1} << 22;
   // Spaces up to this size index what is kept per configuration by a table (8 bytes a
@@ -397,6 +432,72 @@ class BayesSearcher final : public Searcher {
     for (std::size_t k = 0; k < counter_features_.size(); ++k) {
       x[parameter_dims_ + k] = counter_features_[k][c] * scale;
     }
+    if (!scale_.empty()) {  // fitted length scales, as factors on the features
+      for (std::size_t d = 0; d < dims_; ++d) x[d] *= scale_[d];
+    }
+  }
+
+  // The log marginal likelihood, up to a constant, of standardised targets y at features x
+  // (n rows of dims_) with each feature multiplied by `scale`.
+  double log_likelihood(const std::vector<double>& x, const std::vector<double>& y,
+                        const std::vector<double>& scale) const {
+    const auto n = static_cast<Eigen::Index>(y.size());
+    Eigen::MatrixXd k(n, n);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const double* xi = x.data() + static_cast<std::size_t>(i) * dims_;
+      for (Eigen::Index j = 0; j < i; ++j) {
+        const double* xj = x.data() + static_cast<std::size_t>(j) * dims_;
+        double s = 0;
+        for (std::size_t d = 0; d < dims_; ++d) s += (xi[d] - xj[d]) * (xi[d] - xj[d]) * scale[d] * scale[d];
+        k(i, j) = k(j, i) = kernel_at(options_.covariance, s);
+      }
+      k(i, i) = 1 + kFitNugget;
+    }
+    const Eigen::LLT<Eigen::MatrixXd> llt(k);
+    if (llt.info() != Eigen::Success) return -std::numeric_limits<double>::infinity();
+    const Eigen::VectorXd alpha = llt.matrixL().solve(Eigen::Map<const Eigen::VectorXd>(y.data(), n));
+    double log_determinant = 0;
+    for (Eigen::Index i = 0; i < n; ++i) log_determinant += std::log(llt.matrixLLT()(i, i));
+    return -0.5 * alpha.squaredNorm() - log_determinant;
+  }
+
+  // A length scale per feature, as factors on the features (scale_), chosen by coordinate
+  // search on the marginal likelihood: parameters matter unequally (a read-only flag next to
+  // a tile size), and one length scale for all either blurs the important ones or splits
+  // the unimportant. Fitted to at most kFitPoints measurements, the fastest half and a
+  // spread of the rest, as the model keeps them past max_points.
+  void fit_length_scales() {
+    std::vector<std::pair<double, ConfigIndex>> points = selection(measured_, kFitPoints);
+    const std::size_t n = points.size();
+    std::vector<double> scale = std::exchange(scale_, {});  // features() below: unscaled
+    if (scale.empty()) scale.assign(dims_, 1.0);
+    std::vector<double> x(n * dims_);
+    for (std::size_t i = 0; i < n; ++i) features(points[i].second, x.data() + i * dims_);
+    const double failed = std::isfinite(slowest_ok_) ? slowest_ok_ : 1.0;
+    std::vector<double> y(n);
+    for (std::size_t i = 0; i < n; ++i) y[i] = std::isfinite(points[i].first) ? points[i].first : failed;
+    const double mean = std::accumulate(y.begin(), y.end(), 0.0) / static_cast<double>(n);
+    double variance = 0;
+    for (double v : y) variance += (v - mean) * (v - mean);
+    const double spread = std::sqrt(variance / static_cast<double>(n));
+    for (double& v : y) v = (v - mean) / (spread > 0 ? spread : 1.0);
+
+    double best = log_likelihood(x, y, scale);
+    for (int sweep = 0; sweep < 2; ++sweep) {
+      for (std::size_t d = 0; d < dims_; ++d) {
+        const double current = scale[d];
+        for (const double factor : {0.5, 2.0, 0.25, 4.0}) {  // the first that improves
+          scale[d] = std::clamp(current * factor, kMinScale, kMaxScale);
+          const double value = log_likelihood(x, y, scale);
+          if (value > best + 1e-9) {
+            best = value;
+            break;
+          }
+          scale[d] = current;
+        }
+      }
+    }
+    scale_ = std::move(scale);
   }
 
   // The reaction to the profiled first test draws the next initial samples, in place of as
@@ -569,26 +670,31 @@ class BayesSearcher final : public Searcher {
     extend_targets();
   }
 
+  // At most `cap` of `points`: all when they are no more, else the fastest half, where
+  // expected improvement is decided, and an even spread of the rest by rank (a model of the
+  // fastest only would forget where the slow regions are and find them uncertain, so worth
+  // testing, again and again).
+  static std::vector<std::pair<double, ConfigIndex>> selection(std::vector<std::pair<double, ConfigIndex>> points,
+                                                               std::size_t cap) {
+    if (points.size() <= cap) return points;
+    std::sort(points.begin(), points.end());  // failures (infinite) last
+    const std::size_t fastest = cap / 2;
+    const std::size_t spread = cap - fastest;
+    const double stride = static_cast<double>(points.size() - fastest) / static_cast<double>(spread);
+    std::vector<std::pair<double, ConfigIndex>> kept(points.begin(), points.begin() + static_cast<std::ptrdiff_t>(fastest));
+    for (std::size_t k = 0; k < spread; ++k) {
+      kept.push_back(points[fastest + static_cast<std::size_t>(static_cast<double>(k) * stride)]);
+    }
+    return kept;
+  }
+
   // Brings the model up to date with the measurements since the last choice: it holds every
   // measurement up to max_points, and past them a selection of max_points made afresh at
   // every choice.
   void update_model() {
     const std::size_t cap = options_.max_points;
     if (measured_.size() > cap) {
-      // The fastest half, where expected improvement is decided, and an even spread of the
-      // rest by rank: a model of the fastest only would forget where the slow regions are
-      // and find them uncertain, so worth testing, again and again.
-      std::vector<std::pair<double, ConfigIndex>> points = measured_;
-      std::sort(points.begin(), points.end());  // failures (infinite) last
-      const std::size_t fastest = cap / 2;
-      const std::size_t spread = cap - fastest;
-      const double stride = static_cast<double>(points.size() - fastest) / static_cast<double>(spread);
-      std::vector<std::pair<double, ConfigIndex>> kept(points.begin(),
-                                                       points.begin() + static_cast<std::ptrdiff_t>(fastest));
-      for (std::size_t k = 0; k < spread; ++k) {
-        kept.push_back(points[fastest + static_cast<std::size_t>(static_cast<double>(k) * stride)]);
-      }
-      refit(std::move(kept), kFirstNugget);
+      refit(selection(measured_, cap), kFirstNugget);
       for (; modelled_ < measured_.size(); ++modelled_) forget(measured_[modelled_].second);
       return;
     }
@@ -611,12 +717,19 @@ class BayesSearcher final : public Searcher {
 
   std::vector<ConfigIndex> most_promising(std::size_t count) {
     if (kept_doubles_ > kKeptLimit) forget_all();
+    if (options_.fit_length_scales && measured_.size() >= next_fit_) {
+      fit_length_scales();
+      next_fit_ = std::max<std::size_t>(next_fit_ + 1, next_fit_ * 3 / 2);
+      forget_all();  // every kept feature vector and solve is of the old scales
+      std::vector<std::pair<double, ConfigIndex>> points = model_points_;
+      refit(std::move(points), kFirstNugget);
+    }
     update_model();
 
     // Standardised targets: the kernel has unit variance. Failures take the slowest
     // successful runtime, so they read as bad without an outlier that would swamp the scale.
     const std::size_t n = model_points_.size();
-    const double failed = slowest_ok_ > 0 ? slowest_ok_ : 1.0;
+    const double failed = std::isfinite(slowest_ok_) ? slowest_ok_ : 1.0;
     double mean = 0;
     for (const auto& [cost, c] : model_points_) mean += std::isfinite(cost) ? cost : failed;
     mean /= static_cast<double>(n);
@@ -654,7 +767,12 @@ class BayesSearcher final : public Searcher {
     ++draw_;
     drawn_.clear();
     pool_.clear();
-    if (space_->size() <= 4 * options_.candidates) {
+    // Every local_every-th choice is local: among the elite's neighbours and bred children
+    // only, so that the fastest region is refined however uncertain the rest of the space.
+    const bool local = options_.local_every > 0 && choices_ % options_.local_every == 0 && measured_.size() >= 2;
+    if (local) {
+      // no random candidates
+    } else if (space_->size() <= 4 * options_.candidates) {
       for (ConfigIndex c = 0; c < space_->size(); ++c) {
         if (!memory_.seen(c)) pool_.push_back(c);
       }
@@ -665,13 +783,64 @@ class BayesSearcher final : public Searcher {
         if (!memory_.seen(c) && newly_drawn(c)) pool_.push_back(c);
       }
     }
-    for (ConfigIndex c : space_->neighbours(best)) {
-      if (!memory_.seen(c)) pool_.push_back(c);
+    const std::vector<std::pair<double, ConfigIndex>> fastest =
+        options_.elite > 1 || options_.bred > 0 ? fastest_valid(std::max<std::uint64_t>(options_.elite, kParents))
+                                                : std::vector<std::pair<double, ConfigIndex>>{};
+    if (options_.elite > 1) {
+      for (std::size_t e = 0; e < fastest.size() && e < options_.elite; ++e) {
+        for (ConfigIndex c : space_->neighbours(fastest[e].second)) {
+          if (!memory_.seen(c)) pool_.push_back(c);
+        }
+      }
+    } else {
+      for (ConfigIndex c : space_->neighbours(best)) {
+        if (!memory_.seen(c)) pool_.push_back(c);
+      }
+    }
+    if (options_.bred > 0 && fastest.size() >= 2) {
+      for (std::uint64_t k = 0; k < options_.bred; ++k) {
+        const ConfigIndex child = breed(fastest);
+        if (!memory_.seen(child)) pool_.push_back(child);
+      }
     }
     if (pool_.empty()) pool_.push_back(*memory_.random_unseen(*space_, random_));
     std::sort(pool_.begin(), pool_.end());
     pool_.erase(std::unique(pool_.begin(), pool_.end()), pool_.end());
     return pool_;
+  }
+
+  // The `count` fastest valid measurements, fastest first.
+  std::vector<std::pair<double, ConfigIndex>> fastest_valid(std::size_t count) const {
+    std::vector<std::pair<double, ConfigIndex>> out = measured_;
+    const std::size_t keep = std::min(out.size(), count);
+    std::partial_sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(keep), out.end());
+    out.resize(keep);
+    while (!out.empty() && !std::isfinite(out.back().first)) out.pop_back();
+    return out;
+  }
+
+  // A child of two of `parents` (fastest first, at least two), drawn by rank as the genetic
+  // searcher draws them: uniform crossover, repaired toward the first parent, and one random
+  // Hamming step with probability kMutation. Configurations near several fast ones are where
+  // a model most often predicts improvement that a neighbour of one cannot reach.
+  ConfigIndex breed(const std::vector<std::pair<double, ConfigIndex>>& parents) {
+    const std::size_t n = parents.size();
+    auto draw = [&] {
+      const double x = 1.0 - std::pow(1.0 - random_.unit(), 1.0 / kParentBeta);  // Beta(1, kParentBeta)
+      return std::min(n - 1, static_cast<std::size_t>(x * static_cast<double>(n)));
+    };
+    const std::size_t first = draw();
+    std::size_t second = draw();
+    if (second == first) second = (first + 1) % n;
+    const ValueIndices anchor = space_->value_indices(parents[first].second);
+    ValueIndices child = anchor;
+    const ValueIndices other = space_->value_indices(parents[second].second);
+    for (std::size_t d = 0; d < child.size(); ++d) {
+      if (random_.chance(0.5)) child[d] = other[d];
+    }
+    ConfigIndex c = search::repair(*space_, child, anchor, random_);
+    if (random_.chance(kMutation)) c = search::random_walk(*space_, c, 1, random_);
+    return c;
   }
 
   // E[max(0, gain)] for a Gaussian gain with mean `gain` and standard deviation `sigma`.
@@ -695,9 +864,12 @@ class BayesSearcher final : public Searcher {
   search::Memory memory_;
   std::vector<ConfigIndex> initial_;
   std::size_t next_initial_ = 0;
+  std::uint64_t choices_ = 0;      // made by the model so far
+  std::size_t next_fit_ = 0;       // measurements at which the length scales are fitted next
+  std::vector<double> scale_;      // fitted factors per feature; empty before the first fit
   std::vector<std::pair<double, ConfigIndex>> measured_;  // (cost, configuration), as observed
   std::pair<double, ConfigIndex> fastest_;                // the least of measured_
-  double slowest_ok_ = 0;                                 // the slowest successful cost
+  double slowest_ok_ = -std::numeric_limits<double>::infinity();                                 // the slowest successful cost
 
   std::unique_ptr<IncrementalCholesky> model_;
   std::vector<std::pair<double, ConfigIndex>> model_points_;  // in the model's order
@@ -736,6 +908,12 @@ std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOption
   bayes.lengthscale = settings.number("covariancelengthscale", bayes.lengthscale, 1e-6, 1e6);
   bayes.xi = settings.number("xi", bayes.xi, 0, 1e6);
   bayes.batch = settings.integer("batch", bayes.batch, 1, 1'000'000);
+  bayes.log_targets = settings.flag("log", bayes.log_targets);
+  bayes.elite = settings.integer("elite", bayes.elite, 1, 1'000'000);
+  bayes.bred = settings.integer("bred", bayes.bred, 0, 1'000'000);
+  bayes.local_every = settings.integer("local_every", bayes.local_every, 0, 1'000'000);
+  bayes.fit_length_scales = settings.flag("ard", bayes.fit_length_scales);
+  bayes.fit_from = settings.integer("ard_from", bayes.fit_from, 2, 1'000'000);
   bayes.counter_weight = settings.number("counter_weight", bayes.counter_weight, 0, 1e6);
   bayes.parameter_weight = settings.number("parameter_weight", bayes.parameter_weight, 0, 1e6);
   std::string source;
@@ -776,6 +954,22 @@ std::unique_ptr<Searcher> make_guided_searcher(const SearcherOptions& options) {
   guided.source_weight = 0.3;
   guided.lengthscale = 3;
   return make_bayes(options, guided, true);
+}
+
+// Steer's time-only searcher: Bayesian optimisation of log runtime with a length scale per
+// feature, candidates bred from the fastest as well as drawn at random, and every other
+// choice local. Chosen by cross-validation over recordings (docs/searchers.md, "surrogate").
+std::unique_ptr<Searcher> make_surrogate_searcher(const SearcherOptions& options) {
+  BayesOptions surrogate;
+  surrogate.name = "surrogate";
+  surrogate.initial_samples = 8;
+  surrogate.log_targets = true;
+  surrogate.elite = 3;
+  surrogate.bred = 200;
+  surrogate.local_every = 2;
+  surrogate.fit_length_scales = true;
+  surrogate.fit_from = 20;
+  return make_bayes(options, surrogate, false);
 }
 
 }  // namespace steer

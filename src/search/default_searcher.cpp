@@ -1,14 +1,14 @@
 // Steer's default: the searcher, with settings, that scores the highest performance score P
 // on spaces it was not chosen on (docs/searchers.md, "The default searcher"). With a counter
-// model at hand (--model) that is the counter-guided searcher (`guided`); without one, the
-// genetic algorithm with its defaults (`genetic`). It takes the chosen searcher's settings.
+// model at hand (--model) that is the counter-guided searcher (`guided`); without one,
+// `surrogate`. It takes the chosen searcher's settings.
 #include <memory>
 
 #include "steer/searcher.hpp"
 
 namespace steer {
 
-std::unique_ptr<Searcher> make_genetic_searcher(const SearcherOptions&);
+std::unique_ptr<Searcher> make_surrogate_searcher(const SearcherOptions&);
 std::unique_ptr<Searcher> make_guided_searcher(const SearcherOptions&);
 
 namespace {
@@ -30,7 +30,7 @@ class DefaultSearcher final : public Searcher {
 }  // namespace
 
 std::unique_ptr<Searcher> make_default_searcher(const SearcherOptions& options) {
-  return std::make_unique<DefaultSearcher>(options.model_path.empty() ? make_genetic_searcher(options)
+  return std::make_unique<DefaultSearcher>(options.model_path.empty() ? make_surrogate_searcher(options)
                                                                       : make_guided_searcher(options));
 }
 

@@ -16,6 +16,7 @@ std::unique_ptr<Searcher> make_ils_searcher(const SearcherOptions&);
 std::unique_ptr<Searcher> make_genetic_searcher(const SearcherOptions&);
 std::unique_ptr<Searcher> make_starchart_searcher(const SearcherOptions&);
 std::unique_ptr<Searcher> make_bayes_searcher(const SearcherOptions&);
+std::unique_ptr<Searcher> make_surrogate_searcher(const SearcherOptions&);
 std::unique_ptr<Searcher> make_guided_searcher(const SearcherOptions&);
 std::unique_ptr<Searcher> make_transfer_searcher(const SearcherOptions&);
 std::unique_ptr<Searcher> make_mcmc_searcher(const SearcherOptions&);
@@ -33,7 +34,7 @@ struct Entry {
 
 constexpr Entry kSearchers[] = {
     {"default",
-     "Steer's choice, by cross-validated performance score: guided with --model, else the genetic algorithm",
+     "Steer's choice, by cross-validated performance score: guided with --model, else surrogate",
      make_default_searcher},
     {"exhaustive", "every configuration, in index order", make_exhaustive_searcher},
     {"random", "uniform random order without repeats", make_random_searcher},
@@ -47,6 +48,9 @@ constexpr Entry kSearchers[] = {
     {"starchart", "regression tree trained on random tests, then predicted-fastest first (Starchart)",
      make_starchart_searcher},
     {"bayes", "Bayesian optimisation: Gaussian process, expected improvement", make_bayes_searcher},
+    {"surrogate",
+     "Steer's model search: Bayesian optimisation of log runtime, fitted length scales, bred candidates",
+     make_surrogate_searcher},
     {"guided", "counter-guided: Bayesian optimisation over a model's predicted counters (needs --model)",
      make_guided_searcher},
     {"transfer", "the fastest configurations of another GPU's or input's recording first (--set source=FILE)",

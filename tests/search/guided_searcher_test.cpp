@@ -181,12 +181,12 @@ TEST(GuidedSearcher, IsTheDefaultSearcherWhenAModelIsGiven) {
   auto measure = [&](ConfigIndex c) { return grid_result(space, c); };
   auto by_default = make_searcher("default", {.seed = 7, .model_path = model, .settings = {}});
   auto guided = make_searcher("guided", {.seed = 7, .model_path = model, .settings = {}});
-  auto genetic = make_searcher("genetic", {.seed = 7, .settings = {}});
+  auto surrogate = make_searcher("surrogate", {.seed = 7, .settings = {}});
   auto time_only = make_searcher("default", {.seed = 7, .settings = {}});
   EXPECT_EQ(by_default->name(), "default");
   EXPECT_EQ(drive(*by_default, space, 1, 60, measure).order, drive(*guided, space, 1, 60, measure).order);
-  EXPECT_EQ(drive(*time_only, space, 4, 60, measure).order, drive(*genetic, space, 4, 60, measure).order)
-      << "without a model: the genetic algorithm";
+  EXPECT_EQ(drive(*time_only, space, 4, 60, measure).order, drive(*surrogate, space, 4, 60, measure).order)
+      << "without a model: surrogate";
 }
 
 TEST(GuidedSearcher, WithABatchProposesSeveralOfHighExpectedImprovementAtOnce) {

@@ -68,7 +68,7 @@ TEST_P(EverySearcher, NeverProposesMoreThanAsked) {
 
 INSTANTIATE_TEST_SUITE_P(Registered, EverySearcher,
                          ::testing::Values("default", "exhaustive", "random", "basin-hopping", "annealing", "mls",
-                                           "ils", "genetic", "starchart", "bayes", "mcmc"));
+                                           "ils", "genetic", "starchart", "bayes", "surrogate", "mcmc"));
 
 TEST(RandomSearcher, DifferentSeedsGiveDifferentOrders) {
   Space space = small_space();

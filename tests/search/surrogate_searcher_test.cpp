@@ -1,0 +1,198 @@
+// `surrogate`, Steer's time-only searcher: the bayes searcher's Gaussian process over log
+// runtime, with a length scale fitted per parameter, candidates bred from the fastest, and
+// every other choice local (among the neighbours of the three fastest and children of the
+// fastest). These tests state each of those, and that it is the default without a model.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "steer/searcher.hpp"
+
+namespace steer {
+namespace {
+
+using Runtime = std::function<double(const ValueIndices&)>;
+
+Space space_of(std::size_t parameters, int values) {
+  SpaceDefinition def;
+  std::vector<Value> list;
+  for (int v = 0; v < values; ++v) list.emplace_back(v);
+  for (std::size_t p = 0; p < parameters; ++p) def.add_parameter("P" + std::to_string(p), list);
+  return Space::build(def);
+}
+
+Result result_of(const Space& space, ConfigIndex c, const Runtime& runtime) {
+  Result r;
+  r.config_index = c;
+  r.status = Status::Ok;
+  r.time.median_ms = runtime(space.value_indices(c));
+  return r;
+}
+
+// A small deterministic ripple per configuration, so that runtimes are distinct.
+double ripple(const ValueIndices& v) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (std::uint32_t x : v) h = (h ^ x) * 1099511628211ull;
+  return 1e-3 * static_cast<double>(h % 1000) / 1000.0;
+}
+
+// One sequential run: the configurations in the order proposed.
+std::vector<ConfigIndex> drive(Searcher& searcher, const Space& space, const Runtime& runtime, std::size_t limit,
+                               const std::function<void(ConfigIndex, const std::vector<std::pair<double, ConfigIndex>>&)>&
+                                   check = {}) {
+  searcher.start(space);
+  std::vector<ConfigIndex> order;
+  std::vector<std::pair<double, ConfigIndex>> measured;
+  while (order.size() < limit) {
+    const std::vector<Proposal> proposals = searcher.propose(1);
+    if (proposals.empty()) break;
+    const ConfigIndex c = proposals.front().config;
+    if (check) check(c, measured);
+    order.push_back(c);
+    const Result r = result_of(space, c, runtime);
+    measured.emplace_back(r.time.median_ms, c);
+    searcher.observe(r);
+  }
+  return order;
+}
+
+std::size_t tests_to(const std::vector<ConfigIndex>& order, ConfigIndex target) {
+  const auto it = std::find(order.begin(), order.end(), target);
+  return it == order.end() ? order.size() + 1 : static_cast<std::size_t>(it - order.begin()) + 1;
+}
+
+ConfigIndex fastest_of(const Space& space, const Runtime& runtime) {
+  ConfigIndex best = 0;
+  for (ConfigIndex c = 1; c < space.size(); ++c) {
+    if (runtime(space.value_indices(c)) < runtime(space.value_indices(best))) best = c;
+  }
+  return best;
+}
+
+TEST(SurrogateSearcher, IsTheDefaultSearcherWithoutAModel) {
+  const Space space = space_of(4, 6);
+  const Runtime runtime = [](const ValueIndices& v) { return 1 + std::pow(v[0] - 2.0, 2) + v[1] + ripple(v); };
+  auto by_default = make_searcher("default", {.seed = 5});
+  auto surrogate = make_searcher("surrogate", {.seed = 5});
+  EXPECT_EQ(by_default->name(), "default");
+  EXPECT_EQ(surrogate->name(), "surrogate");
+  EXPECT_EQ(drive(*by_default, space, runtime, 60), drive(*surrogate, space, runtime, 60));
+}
+
+TEST(SurrogateSearcher, EveryOtherChoiceIsANeighbourOfOneOfTheThreeFastest) {
+  const Space space = space_of(4, 6);
+  const Runtime runtime = [](const ValueIndices& v) {
+    return 1 + std::pow(v[0] - 4.0, 2) + 0.5 * std::pow(v[1] - 1.0, 2) + 0.2 * v[2] * v[3] + ripple(v);
+  };
+  // Without bred children the local choices are among the elite's neighbours alone.
+  auto searcher = make_searcher("surrogate", {.seed = 3, .settings = {{"bred", "0"}}});
+  std::size_t test = 0, local = 0;
+  drive(*searcher, space, runtime, 48, [&](ConfigIndex c, const std::vector<std::pair<double, ConfigIndex>>& measured) {
+    ++test;
+    const std::size_t choice = test > 8 ? test - 8 : 0;  // after the 8 of the initial design
+    if (choice == 0 || choice % 2 != 0) return;
+    ++local;
+    std::vector<std::pair<double, ConfigIndex>> fastest = measured;
+    std::sort(fastest.begin(), fastest.end());
+    fastest.resize(3);
+    bool near = false;
+    for (const auto& f : fastest) {
+      const std::vector<ConfigIndex> around = space.neighbours(f.second);
+      near = near || std::find(around.begin(), around.end(), c) != around.end();
+    }
+    EXPECT_TRUE(near) << "test " << test << " (" << space.key(c) << ") is no neighbour of the three fastest";
+  });
+  EXPECT_EQ(local, 20u);
+}
+
+TEST(SurrogateSearcher, BredCandidatesTakeTheirValuesFromTheFastest) {
+  // With every choice local and only the fastest's neighbours besides them, each test but
+  // the initial design differs in at most one parameter (a mutation, or a neighbour's move)
+  // from values the twenty fastest so far have.
+  const Space space = space_of(5, 8);
+  const Runtime runtime = [](const ValueIndices& v) {
+    double t = 1;
+    for (std::size_t p = 0; p < v.size(); ++p) t += std::abs(static_cast<double>(v[p]) - 2.0 - static_cast<double>(p % 3));
+    return t + ripple(v);
+  };
+  auto searcher =
+      make_searcher("surrogate", {.seed = 11, .settings = {{"local_every", "1"}, {"elite", "1"}, {"bred", "300"}}});
+  std::size_t test = 0;
+  drive(*searcher, space, runtime, 60, [&](ConfigIndex c, const std::vector<std::pair<double, ConfigIndex>>& measured) {
+    if (++test <= 8) return;
+    std::vector<std::pair<double, ConfigIndex>> fastest = measured;
+    std::sort(fastest.begin(), fastest.end());
+    if (fastest.size() > 20) fastest.resize(20);
+    const ValueIndices v = space.value_indices(c);
+    std::size_t foreign = 0;
+    for (std::size_t p = 0; p < v.size(); ++p) {
+      bool seen = false;
+      for (const auto& f : fastest) seen = seen || space.value_indices(f.second)[p] == v[p];
+      foreign += seen ? 0 : 1;
+    }
+    EXPECT_LE(foreign, 1u) << "test " << test << " (" << space.key(c) << ")";
+  });
+}
+
+TEST(SurrogateSearcher, FittedLengthScalesFindAnOptimumThatOneParameterSetsSooner) {
+  // P0 alone decides the runtime; three parameters barely matter. One length scale for all
+  // keeps the model from carrying what it learnt about P0 across the others.
+  const Space space = space_of(4, 9);
+  const Runtime runtime = [](const ValueIndices& v) {
+    double t = 1 + 3 * std::abs(static_cast<double>(v[0]) - 6.0);
+    for (std::size_t p = 1; p < v.size(); ++p) t += 0.01 * static_cast<double>(v[p]);
+    return t + ripple(v);
+  };
+  const ConfigIndex best = fastest_of(space, runtime);
+  double fitted = 0, fixed = 0;
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    auto with = make_searcher("surrogate", {.seed = seed});
+    auto without = make_searcher("surrogate", {.seed = seed, .settings = {{"ard", "false"}}});
+    fitted += static_cast<double>(tests_to(drive(*with, space, runtime, 150), best));
+    fixed += static_cast<double>(tests_to(drive(*without, space, runtime, 150), best));
+  }
+  EXPECT_LT(fitted, 0.75 * fixed) << "tests to the fastest over 6 seeds: fitted " << fitted << ", fixed " << fixed;
+}
+
+TEST(SurrogateSearcher, ModellingLogRuntimeFindsTheFastestSoonerWhenRuntimesSpanDecades) {
+  // A runtime exponential in the distance from the optimum: the slowest are 10^4 times the
+  // fastest, and on a linear scale they swamp the differences near the optimum.
+  const Space space = space_of(4, 8);
+  const Runtime runtime = [](const ValueIndices& v) {
+    double d = 0;
+    const double centre[] = {5, 2, 6, 3};
+    for (std::size_t p = 0; p < v.size(); ++p) d += std::abs(static_cast<double>(v[p]) - centre[p]);
+    return std::exp(0.5 * d) * (1 + ripple(v));
+  };
+  const ConfigIndex best = fastest_of(space, runtime);
+  double log = 0, linear = 0;
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    auto with = make_searcher("surrogate", {.seed = seed});
+    auto without = make_searcher("surrogate", {.seed = seed, .settings = {{"log", "false"}}});
+    log += static_cast<double>(tests_to(drive(*with, space, runtime, 150), best));
+    linear += static_cast<double>(tests_to(drive(*without, space, runtime, 150), best));
+  }
+  EXPECT_LT(log, linear) << "tests to the fastest over 6 seeds: log " << log << ", linear " << linear;
+}
+
+TEST(SurrogateSearcher, ProposesEveryConfigurationOnceAndIsDeterministic) {
+  const Space space = space_of(3, 5);
+  const Runtime runtime = [](const ValueIndices& v) { return 1 + v[0] * v[1] + std::pow(v[2] - 2.0, 2) + ripple(v); };
+  auto a = make_searcher("surrogate", {.seed = 9});
+  auto b = make_searcher("surrogate", {.seed = 9});
+  const std::vector<ConfigIndex> first = drive(*a, space, runtime, space.size() + 5);
+  EXPECT_EQ(first, drive(*b, space, runtime, space.size() + 5));
+  EXPECT_EQ(first.size(), space.size());
+  EXPECT_EQ(std::set<ConfigIndex>(first.begin(), first.end()).size(), space.size());
+}
+
+}  // namespace
+}  // namespace steer
