@@ -25,7 +25,11 @@ Space space_of(std::size_t parameters, int values) {
   SpaceDefinition def;
   std::vector<Value> list;
   for (int v = 0; v < values; ++v) list.emplace_back(v);
-  for (std::size_t p = 0; p < parameters; ++p) def.add_parameter("P" + std::to_string(p), list);
+  for (std::size_t p = 0; p < parameters; ++p) {
+    std::string name = "P";  // appended, not "P" + ...: GCC 12 -O2 warns falsely (-Wrestrict)
+    name += std::to_string(p);
+    def.add_parameter(name, list);
+  }
   return Space::build(def);
 }
 
