@@ -12,6 +12,7 @@
 #include "steer/tuner.hpp"
 #include "tuner/kernel_problem.hpp"
 #include "tuner/reference_cache.hpp"
+#include "tuner/tuning_content.hpp"
 
 namespace steer {
 namespace {
@@ -63,8 +64,10 @@ struct DeviceExecutor::Impl {
   KernelProblem problem;
   ReferenceOutputs expected;  // empty when the spec asks for no validation
 
-  Impl(const Spec& s, const Space& sp, Backend& b, const ProblemSize& size, Language language)
-      : spec(s), space(sp), backend(b), problem(s, sp, size, language) {}
+  Language language;
+
+  Impl(const Spec& s, const Space& sp, Backend& b, const ProblemSize& size, Language l)
+      : spec(s), space(sp), backend(b), problem(s, sp, size, l), language(l) {}
 
   // Expected outputs: from the registered CPU reference, or by running the reference
   // configuration.
@@ -127,7 +130,7 @@ DeviceExecutor::DeviceExecutor(const Spec& spec, const Space& space, Backend& ba
   const ProblemSize& problem_size = spec.size(size.empty() ? spec.default_size : size);
   info_.device = backend.device();
   info_.spec_name = spec.name;
-  info_.spec_hash = spec.hash;
+  info_.spec_hash = content_key(tuner_detail::spec_content(spec, problem_size));
   info_.problem_size = problem_size.name;
   info_.flops = problem_size.flops;
   const Language language = info_.device.backend == "opencl" ? Language::OpenCL : Language::Cuda;
@@ -191,6 +194,11 @@ const Result& DeviceExecutor::run(ConfigIndex config, PreparedTest* prepared, co
   result.profiling_ms = run.profiling_ms;
   if (result.status == Status::Ok && !impl_->expected.empty()) impl_->validate(run, result);
   return result;
+}
+
+TuningContent DeviceExecutor::content() const {
+  return tuner_detail::tuning_content(impl_->spec, impl_->problem.size(), impl_->problem.program(),
+                                      impl_->spec.kernel->sources.at(impl_->language), info_.device);
 }
 
 double DeviceExecutor::clock_s() const { return seconds_since(impl_->created); }

@@ -17,6 +17,7 @@
 #include "steer/error.hpp"
 #include "steer/store.hpp"
 #include "tuner/thread_pool.hpp"
+#include "tuner/tuning_choice.hpp"
 
 namespace steer {
 namespace {
@@ -338,8 +339,14 @@ TuneSummary Loop::run() {
   run_options_ = options_.run;
 
   if (store_) {
-    tuning_id_ = store_->tuning(TuningKey{info.spec_name, info.spec_hash, info.device.name, info.device.backend,
-                                          info.problem_size});
+    const tuner_detail::TuningChoice choice = tuner_detail::choose_tuning(*store_, info, executor_.content(), options_);
+    tuning_id_ = choice.id;
+    summary_.tuning = choice.id;
+    summary_.new_tuning = choice.created;
+    for (const std::string& warning : choice.warnings) {
+      if (options_.on_warning) options_.on_warning(warning);
+      summary_.warnings.push_back(warning);
+    }
     for (Result& stored : store_->results(tuning_id_)) {
       std::string key = stored.key();
       stored_.emplace(std::move(key), std::move(stored));
