@@ -249,6 +249,7 @@ RunResult CudaBackend::run(const CompiledKernel& compiled, const KernelInstance&
   result.profiling_ms = reply->profiling_ms;
   result.profiling_passes = reply->profiling_passes;
   result.energy = reply->energy;
+  result.conditions = std::move(reply->conditions);
   result.warnings = std::move(reply->warnings);
   if (reply->context_lost) {
     result.message += reply->status == Status::Timeout
