@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 
 #include "measure/validation.hpp"
 #include "steer/error.hpp"
 #include "steer/reference.hpp"
 #include "steer/tuner.hpp"
+#include "tuner/host_load.hpp"
 #include "tuner/kernel_problem.hpp"
 #include "tuner/reference_cache.hpp"
 #include "tuner/tuning_content.hpp"
@@ -183,7 +185,20 @@ const Result& DeviceExecutor::run(ConfigIndex config, PreparedTest* prepared, co
 
   RunOptions options = run_options;
   options.read_outputs = !impl_->expected.empty();
+  // A device on the host's cores shares them with every other process: measure how busy
+  // the others kept them while this test ran.
+  const std::optional<tuner_detail::CpuTimes> cpu_before =
+      info_.device.runs_on_host_cores ? tuner_detail::read_cpu_times() : std::nullopt;
   RunResult run = impl_->backend.run(*test.kernel, *test.instance, options);
+  result.conditions = std::move(run.conditions);
+  if (cpu_before) {
+    const std::optional<tuner_detail::CpuTimes> cpu_after = tuner_detail::read_cpu_times();
+    const double load = cpu_after ? tuner_detail::other_load(*cpu_before, *cpu_after) : std::nan("");
+    if (!std::isnan(load)) {
+      if (!result.conditions) result.conditions.emplace();
+      result.conditions->other_load = load;
+    }
+  }
   for (std::string& warning : run.warnings) warnings.push_back(std::move(warning));
   result.profiling_passes = run.profiling_passes;
   result.status = run.status;

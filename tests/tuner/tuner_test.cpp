@@ -382,6 +382,61 @@ TEST_F(StoreKeyTest, ATuningOfAnOlderSteerIsNotResumedButCanBeContinuedByName) {
   }
 }
 
+TEST_F(TunerTest, RecordsTheDeviceConditionsOfEveryTestAndWarnsOnceWhenTheGpuThrottles) {
+  // Configurations with B = 8 draw the most power: the GPU holds them at its limit, clocks down.
+  backend_.conditions = [](const KernelInstance& i) {
+    const bool capped = define(i, "B") == 8;
+    return DeviceConditions{.sm_clock_mhz = capped ? 1410.0 : 1980.0, .memory_clock_mhz = 3201, .power_watts =
+                                capped ? 699.0 : 450.0, .power_limit_watts = 700, .temperature_c = 60,
+                            .throttle = capped ? "power cap" : ""};
+  };
+  std::vector<std::string> said;
+  TuneOptions options;
+  options.on_warning = [&](const std::string& warning) { said.push_back(warning); };
+  const fs::path db = dir_ / "results.db";
+  TuneSummary summary;
+  {
+    Store store = Store::open(db);
+    summary = run("exhaustive", options, &store);
+  }
+  // Exhaustive order: A=1 with B = 1, 2, 4, 8 comes first; the first capped test is the 4th.
+  // The clock drop is said once the run has a usual clock (5 readings): at the next capped test.
+  ASSERT_EQ(said.size(), 2u) << "each kind said once, when first seen";
+  EXPECT_EQ(said[0].rfind("the GPU ran at its power limit in test 4 (A=1,B=8): 699 W of 700 W (power cap):", 0), 0u)
+      << said[0];
+  EXPECT_EQ(said[1].rfind("the GPU's SM clock was 1410 MHz in test 7 (A=2,B=8), below the run's usual 1980 MHz "
+                          "(power cap):",
+                          0),
+            0u)
+      << said[1];
+  // Four capped tests in all (A = 1..4 with B = 8): counted at the end.
+  EXPECT_NE(std::find(summary.warnings.begin(), summary.warnings.end(),
+                      "the GPU ran at its power limit in 4 of 11 tests (steer export shows each test's conditions)"),
+            summary.warnings.end());
+  for (const Result& r : summary.results) ASSERT_TRUE(r.conditions);
+  Store store = Store::open(db);
+  const std::vector<Result> stored = store.results(store.tunings().at(0).first);
+  ASSERT_EQ(stored.size(), 11u);
+  for (const Result& r : stored) {
+    ASSERT_TRUE(r.conditions) << r.key();
+    EXPECT_EQ(r.conditions->sm_clock_mhz, define_of(r, "B") == 8 ? 1410.0 : 1980.0);
+  }
+}
+
+TEST_F(TunerTest, WarnsWhenOtherProcessesLoadTheCoresOfACpuDevice) {
+  backend_.on_host_cores = true;
+  backend_.conditions = [](const KernelInstance& i) -> std::optional<DeviceConditions> {
+    if (define(i, "A") != 2) return std::nullopt;
+    return DeviceConditions{.other_load = 0.6};
+  };
+  TuneSummary summary = run("exhaustive");
+  ASSERT_FALSE(summary.warnings.empty());
+  EXPECT_EQ(summary.warnings[0].rfind("other processes kept 60 % of the device's CPU cores busy during test 5 (A=2,B=2)",
+                                      0),
+            0u)
+      << summary.warnings[0];
+}
+
 TEST_F(TunerTest, ReportsTheWallTimeSplitAndPerTestOverhead) {
   TuneSummary summary = run("exhaustive");
   EXPECT_GT(summary.wall_s, 0);
