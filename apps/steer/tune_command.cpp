@@ -326,7 +326,7 @@ Runner register_tune(CLI::App& app) {
   cmd->add_flag("--fresh", args->fresh, "Start a new tuning in the store even if one matches (later runs continue it)")
       ->needs(db);
   cmd->add_option("--tuning", args->tuning,
-                  "Continue this tuning of the store (same spec name, device and size) even though its key differs")
+                  "Continue this tuning of the store (same spec name, device, backend and size) even though its key differs")
       ->needs(db)
       ->excludes("--fresh")
       ->check(kPositive);
