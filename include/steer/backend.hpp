@@ -84,6 +84,7 @@ struct RunResult {
   std::vector<std::span<const std::byte>> outputs;
   std::map<std::string, double> counters;
   std::optional<EnergyStats> energy;
+  std::optional<DeviceConditions> conditions;  // clocks, power, temperature: where the backend reads them
   double profiling_ms = 0;     // wall time of collecting the counters (all passes)
   int profiling_passes = 0;    // launches the counters took
   std::vector<std::string> warnings;  // said once per run, e.g. a metric the device lacks

@@ -122,7 +122,10 @@ struct Spec {
   std::vector<ProblemSize> sizes;
   std::string default_size;
   Reference reference;
-  std::string hash;  // stable hash of the file's content, for results provenance
+  // A hash of the file's text, for provenance. A results store keys a tuning by the spec's
+  // content instead (src/tuner/tuning_content.hpp): a description or the layout of the
+  // JSON changes this hash, not that.
+  std::string hash;
 
   const ProblemSize& size(std::string_view name) const;  // throws SpecError naming the choices
 };

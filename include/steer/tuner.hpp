@@ -29,10 +29,9 @@
 #include "steer/searcher.hpp"
 #include "steer/space.hpp"
 #include "steer/spec.hpp"
+#include "steer/store.hpp"
 
 namespace steer {
-
-class Store;
 
 // When to stop; the first condition met ends the run. Unset means no limit.
 struct StopConditions {
@@ -69,6 +68,14 @@ struct TuneOptions {
   // an interrupted run skips it. 0 or 1: off. The re-measurements are not stored as tests.
   std::size_t final_check = 5;
   int final_rounds = 3;
+  // Which tuning of the store the run continues. By default the newest whose key matches
+  // the run's (Executor::content: what the results depend on), else a new one; when the
+  // store holds the same spec on the same device and size under another key, a warning says
+  // which tuning and what differs. `fresh` starts a new tuning even when one matches;
+  // `tuning` continues that one (of the same spec name, device, backend and size) whatever
+  // its key.
+  bool fresh = false;
+  std::optional<std::int64_t> tuning;
   std::atomic<bool>* interrupt = nullptr;  // set (e.g. by SIGINT) to stop after the current test
   // Called after every test with the result and the loop's running totals.
   std::function<void(const Result&, const struct TuneProgress&)> on_test;
@@ -125,6 +132,8 @@ struct TuneSummary {
   std::string device;
   std::string problem_size;
   std::vector<Result> results;      // every test, in order
+  std::int64_t tuning = 0;          // the store's tuning the run continued or created (0: no store)
+  bool new_tuning = false;          // created by this run
 };
 
 // ---- Executors: what a test runs on ----------------------------------------------------
@@ -133,7 +142,9 @@ struct TuneSummary {
 // and the problem size.
 struct ExecutorInfo {
   DeviceInfo device;
-  std::string spec_name, spec_hash;  // the store's key (TuningKey)
+  // The store's key (TuningKey): on a device the hash of the spec's content that decides
+  // results (parameters, constraints, kernel, size, reference); in a replay the recording's.
+  std::string spec_name, spec_hash;
   std::string problem_size;          // name
   std::optional<double> flops;       // per launch at this size, for work-rate objectives
 };
@@ -162,6 +173,10 @@ class Executor {
   // said once per run (a metric the device lacks) go to `warnings`.
   virtual const Result& run(ConfigIndex config, PreparedTest* prepared, const RunOptions& run,
                             std::vector<std::string>& warnings) = 0;
+  // What the results of this run depend on, part by part, for the store's key: read (files,
+  // argument bytes) only when a store asks. Empty for a replay, which is keyed by its
+  // recording.
+  virtual TuningContent content() const { return {}; }
   // Seconds since start(): the wall clock on a device, the simulated clock of a replay.
   virtual double clock_s() const = 0;
   // A simulated executor (a replay) compiles nothing and keeps its own clock: the loop
@@ -197,6 +212,9 @@ class DeviceExecutor final : public Executor {
   std::unique_ptr<PreparedTest> prepare(ConfigIndex config) override;
   const Result& run(ConfigIndex config, PreparedTest* prepared, const RunOptions& run,
                     std::vector<std::string>& warnings) override;
+  // The spec's parts, the source and its includes, the input data, compiler, driver and
+  // device (src/tuner/tuning_content.hpp lists them).
+  TuningContent content() const override;
   double clock_s() const override;
 
   // A configuration's defines and launch geometry. Throws ExpressionError (or what a launch
@@ -299,8 +317,8 @@ struct DeviceLimitedSpace {
 DeviceLimitedSpace limit_to_device(const Spec& spec, const ProblemSize& size, const DeviceInfo& device);
 
 // Tunes over `space` with `executor`. With a store, every finished test is committed as it
-// completes, and configurations the store already holds for the same spec, device and size
-// are served from it instead of being run again (resume).
+// completes, and configurations the store already holds in the tuning the run continues
+// (TuneOptions::tuning) are served from it instead of being run again (resume).
 TuneSummary tune(const Space& space, Executor& executor, Searcher& searcher, Store* store,
                  const TuneOptions& options);
 

@@ -14,8 +14,10 @@
 #include "steer/error.hpp"
 #include "steer/reference.hpp"
 #include "steer/tuner.hpp"
+#include "tuner/host_load.hpp"
 #include "tuner/kernel_problem.hpp"
 #include "tuner/reference_cache.hpp"
+#include "tuner/tuning_content.hpp"
 
 namespace steer {
 namespace {
@@ -79,9 +81,10 @@ struct DeviceExecutor::Impl {
   std::vector<Comparison> comparisons;  // per output
   bool keep_outputs = false;
   std::vector<std::span<const std::byte>> outputs;  // of the latest run, when kept
+  Language language;
 
-  Impl(const Spec& s, const Space& sp, Backend& b, const ProblemSize& size, Language language, DeviceCallbacks c)
-      : spec(s), space(sp), backend(b), callbacks(std::move(c)), problem(s, sp, size, language, callbacks.launch) {
+  Impl(const Spec& s, const Space& sp, Backend& b, const ProblemSize& size, Language l, DeviceCallbacks c)
+      : spec(s), space(sp), backend(b), callbacks(std::move(c)), problem(s, sp, size, l, callbacks.launch), language(l) {
     for (std::size_t index : problem.outputs()) {
       comparisons.push_back(spec.reference.comparison(problem.program().arguments[index].name));
     }
@@ -220,7 +223,7 @@ DeviceExecutor::DeviceExecutor(const Spec& spec, const Space& space, Backend& ba
   const ProblemSize& problem_size = spec.size(size.empty() ? spec.default_size : size);
   info_.device = backend.device();
   info_.spec_name = spec.name;
-  info_.spec_hash = spec.hash;
+  info_.spec_hash = content_key(tuner_detail::spec_content(spec, problem_size));
   info_.problem_size = problem_size.name;
   info_.flops = problem_size.flops;
   const Language language = info_.device.backend == "opencl" ? Language::OpenCL : Language::Cuda;
@@ -280,7 +283,20 @@ const Result& DeviceExecutor::run(ConfigIndex config, PreparedTest* prepared, co
 
   RunOptions options = run_options;
   options.read_outputs = !impl_->expected.empty() || impl_->keep_outputs;
+  // A device on the host's cores shares them with every other process: measure how busy
+  // the others kept them while this test ran.
+  const std::optional<tuner_detail::CpuTimes> cpu_before =
+      info_.device.runs_on_host_cores ? tuner_detail::read_cpu_times() : std::nullopt;
   RunResult run = impl_->backend.run(*test.kernel, *test.instance, options);
+  result.conditions = std::move(run.conditions);
+  if (cpu_before) {
+    const std::optional<tuner_detail::CpuTimes> cpu_after = tuner_detail::read_cpu_times();
+    const double load = cpu_after ? tuner_detail::other_load(*cpu_before, *cpu_after) : std::nan("");
+    if (!std::isnan(load)) {
+      if (!result.conditions) result.conditions.emplace();
+      result.conditions->other_load = load;
+    }
+  }
   impl_->outputs.clear();
   if (impl_->keep_outputs) impl_->outputs = run.outputs;
   for (std::string& warning : run.warnings) warnings.push_back(std::move(warning));
@@ -313,6 +329,11 @@ RunResult DeviceExecutor::launch(PreparedTest& prepared, const LaunchData& data,
   if (!test.instance) return {.status = Status::LaunchError, .message = "launch geometry: " + test.instance_error};
   if (!test.kernel) return {.status = Status::CompileError, .message = test.compile_error};
   return impl_->backend.launch(*test.kernel, *test.instance, data, timeout_ms);
+}
+
+TuningContent DeviceExecutor::content() const {
+  return tuner_detail::tuning_content(impl_->spec, impl_->problem.size(), impl_->problem.program(),
+                                      impl_->spec.kernel->sources.at(impl_->language), info_.device);
 }
 
 double DeviceExecutor::clock_s() const { return seconds_since(impl_->created); }

@@ -16,7 +16,9 @@
 
 #include "steer/error.hpp"
 #include "steer/store.hpp"
+#include "tuner/conditions_watch.hpp"
 #include "tuner/thread_pool.hpp"
+#include "tuner/tuning_choice.hpp"
 
 namespace steer {
 namespace {
@@ -92,6 +94,7 @@ class Loop {
   MeasureRequest run_measure_;      // what every test measures (options + objective)
   ObjectiveBests bests_;            // running bests, the normalisers of a weighted objective
   std::optional<double> flops_;     // per launch, at the tuned size
+  tuner_detail::ConditionsWatch conditions_;  // throttling and loaded cores, as tests report them
 
   // Whether `a` beats `b` under the objective. Scores are recomputed with the current
   // bests (a weighted objective's normalisers move as the run goes); a result the
@@ -226,6 +229,7 @@ const Result& Loop::execute(Pending& pending) {
   summary_.run_s += run_s;
   summary_.validation_s += result.validation_ms / 1e3;
   summary_.compile_cpu_s += result.compile_ms / 1e3;
+  for (std::string& warning : conditions_.observe(result, summary_.tests + 1)) warnings.push_back(std::move(warning));
   for (std::string& warning : warnings) {
     if (std::find(summary_.warnings.begin(), summary_.warnings.end(), warning) != summary_.warnings.end()) continue;
     if (options_.on_warning) options_.on_warning(warning);
@@ -338,8 +342,14 @@ TuneSummary Loop::run() {
   run_options_ = options_.run;
 
   if (store_) {
-    tuning_id_ = store_->tuning(TuningKey{info.spec_name, info.spec_hash, info.device.name, info.device.backend,
-                                          info.problem_size});
+    const tuner_detail::TuningChoice choice = tuner_detail::choose_tuning(*store_, info, executor_.content(), options_);
+    tuning_id_ = choice.id;
+    summary_.tuning = choice.id;
+    summary_.new_tuning = choice.created;
+    for (const std::string& warning : choice.warnings) {
+      if (options_.on_warning) options_.on_warning(warning);
+      summary_.warnings.push_back(warning);
+    }
     for (Result& stored : store_->results(tuning_id_)) {
       std::string key = stored.key();
       stored_.emplace(std::move(key), std::move(stored));
@@ -426,6 +436,7 @@ TuneSummary Loop::run() {
   pipeline_.clear();
   pool_.reset();
   if (!summary_.interrupted) final_check();
+  for (std::string& line : conditions_.summary()) summary_.warnings.push_back(std::move(line));
   const double real_s = seconds_since(start_);
   summary_.wall_s = executor_.clock_s();
   double accounted = summary_.setup_s + summary_.compile_wait_s + summary_.run_s + summary_.validation_s;

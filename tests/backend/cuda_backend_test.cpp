@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "backend/cuda/device_monitor.hpp"
 #include "backend/cuda/launch_check.hpp"
 #include "backend/cuda/lru_cache.hpp"
 #include "backend/cuda/nvrtc_compiler.hpp"
@@ -284,6 +285,14 @@ TEST(LaunchCheck, NamesTheLimitThatIsExceeded) {
   EXPECT_THAT(*problem, HasSubstr("empty"));
 }
 
+TEST(DeviceMonitor, NamesTheClockEventReasonsInWords) {
+  EXPECT_EQ(cuda::clock_reasons_text(0), "");
+  EXPECT_EQ(cuda::clock_reasons_text(0x1), "") << "idle is not a slowdown";
+  EXPECT_EQ(cuda::clock_reasons_text(0x4), "power cap");
+  EXPECT_EQ(cuda::clock_reasons_text(0x4 | 0x40 | 0x1), "power cap, thermal slowdown (hardware)");
+  EXPECT_EQ(cuda::clock_reasons_text(0x20 | 0x8 | (1ull << 40)), "hardware slowdown, thermal slowdown (software)");
+}
+
 TEST(LruCache, EvictsTheLeastRecentlyUsedBeyondItsBudget) {
   cuda::LruCache<int> cache(10);
   cache.insert("a", 1, 4);
@@ -479,6 +488,21 @@ TEST_F(CudaGpu, MeasuresEnergyPerLaunchOverAWindow) {
   EXPECT_NEAR(e.joules_per_launch * e.launches, e.average_watts * e.window_s, 1e-6 * e.average_watts);
   std::cout << e.joules_per_launch * 1e3 << " mJ per launch, " << e.average_watts << " W, spread " << e.spread
             << ", " << e.sm_clock_mhz << " MHz\n";
+}
+
+TEST_F(CudaGpu, RecordsTheClocksPowerAndTemperatureOfEveryTest) {
+  VectorAddData data;
+  backend->load(cuda_program(kVectorAdd, "vector_add", data.arguments()));
+  RunResult result = run(vector_instance(), quick());
+  ASSERT_EQ(result.status, Status::Ok) << result.message;
+  ASSERT_TRUE(result.conditions) << "NVML is part of the driver that runs the GPU";
+  const DeviceConditions& c = *result.conditions;
+  EXPECT_GT(c.sm_clock_mhz, 100);
+  EXPECT_GT(c.memory_clock_mhz, 100);
+  EXPECT_GT(c.temperature_c, 0);
+  EXPECT_LT(c.temperature_c, 120);
+  std::cout << c.sm_clock_mhz << " MHz SM, " << c.memory_clock_mhz << " MHz memory, " << c.power_watts << " W of "
+            << c.power_limit_watts << ", " << c.temperature_c << " C, throttle: '" << c.throttle << "'\n";
 }
 
 TEST_F(CudaGpu, RepeatsUntilTheMinimumTotalTime) {

@@ -23,6 +23,9 @@ class FakeBackend final : public Backend {
   std::function<bool(const KernelInstance&)> wrong_output = [](const KernelInstance&) { return false; };
   // Joules per launch, when energy is asked for; counters, when they are (2 "passes").
   std::function<double(const KernelInstance&)> joules = [](const KernelInstance&) { return 1.0; };
+  // The device's state after each run, as a backend that reads it reports it.
+  std::function<std::optional<DeviceConditions>(const KernelInstance&)> conditions =
+      [](const KernelInstance&) -> std::optional<DeviceConditions> { return std::nullopt; };
   std::vector<MeasureRequest> measured;  // what each run was asked to measure
 
   bool on_host_cores = false;  // pretend to be a CPU device
@@ -57,6 +60,7 @@ class FakeBackend final : public Backend {
     double t = runtime_ms(instance);
     result.time = TimingStats::from_samples(std::vector<double>(static_cast<std::size_t>(options.repetitions), t));
     measured.push_back(options.measure);
+    result.conditions = conditions(instance);
     if (options.measure.counters) {
       result.counters["smsp__inst_executed.sum"] = 100 * static_cast<double>(instance.config_index + 1);
       result.profiling_passes = 2;

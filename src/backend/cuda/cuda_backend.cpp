@@ -99,6 +99,7 @@ CudaBackend::CudaBackend(const BackendOptions& options) : device_index_(options.
   // A first worker answers what the device is (this process never initialises CUDA).
   worker_ = std::make_unique<WorkerProcess>(device_index_, nullptr, nullptr);
   info_ = worker_->hello().device;
+  info_.compiler_version = fmt::format("NVRTC {}", nvrtc_version());
 
   const int architecture = info_.compute_capability_major * 10 + info_.compute_capability_minor;
   const std::vector<int> supported = nvrtc_supported_architectures();
@@ -248,6 +249,7 @@ RunResult CudaBackend::run(const CompiledKernel& compiled, const KernelInstance&
   result.profiling_ms = reply->profiling_ms;
   result.profiling_passes = reply->profiling_passes;
   result.energy = reply->energy;
+  result.conditions = std::move(reply->conditions);
   result.warnings = std::move(reply->warnings);
   if (reply->context_lost) {
     result.message += reply->status == Status::Timeout

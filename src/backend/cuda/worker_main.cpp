@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "backend/cuda/cache_flush.hpp"
+#include "backend/cuda/device_monitor.hpp"
 #include "backend/cuda/device_session.hpp"
 #include "backend/cuda/driver_api.hpp"
 #include "backend/cuda/energy_meter.hpp"
@@ -171,6 +172,13 @@ class Worker {
     limits_ = hello.limits;
     session_.emplace(device);
     if (!setup.has_program) return;
+    try {
+      char bus_id[64] = {};
+      check(driver().cuDeviceGetPCIBusId(bus_id, sizeof bus_id, device_), "cuDeviceGetPCIBusId");
+      monitor_.emplace(bus_id);
+    } catch (const Error&) {
+      // Without NVML a test records no clocks, power or temperature; it is measured all the same.
+    }
     slots_ = setup.layout.arguments;
     memory_ = SharedMemory::map(kWorkerMemoryFd, setup.layout.total_bytes);
     // Page-locking the shared memory makes reading outputs back a DMA at full PCIe speed
@@ -219,6 +227,7 @@ class Worker {
         reply.samples_ms.push_back(launch(function, instance, options.timeout_ms, what));
         total_ms += reply.samples_ms.back();
       }
+      if (monitor_) reply.conditions = monitor_->read();  // as the timed launches left the GPU
       if (options.read_outputs) {
         for (std::size_t i = 0; i < slots_.size(); ++i) {
           if (!slots_[i].output) continue;
@@ -377,6 +386,7 @@ class Worker {
   std::unique_ptr<RangeProfiler> profiler_;
   std::unique_ptr<CacheFlush> flush_;
   std::string profiler_problem_;
+  std::optional<DeviceMonitor> monitor_;
   std::unique_ptr<EnergyMeter> meter_;
   std::string meter_problem_;
   std::set<std::string> warned_;  // dropped metrics already reported

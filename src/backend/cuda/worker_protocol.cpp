@@ -133,6 +133,12 @@ MessageWriter encode(const RunReply& reply) {
   for (const auto& [name, value] : reply.counters) message.put(name).put(value);
   message.put(reply.profiling_ms).put(reply.profiling_passes).put(reply.energy.has_value());
   if (reply.energy) message.put(*reply.energy);
+  message.put(reply.conditions.has_value());
+  if (reply.conditions) {
+    const DeviceConditions& c = *reply.conditions;
+    message.put(c.sm_clock_mhz).put(c.memory_clock_mhz).put(c.power_watts).put(c.power_limit_watts);
+    message.put(c.temperature_c).put(c.throttle).put(c.other_load);
+  }
   message.put(reply.warnings.size());
   for (const std::string& warning : reply.warnings) message.put(warning);
   message.put(reply.measure_unavailable).put(reply.measure_failed);
@@ -153,6 +159,16 @@ RunReply decode_run_reply(MessageReader message) {
   reply.profiling_ms = message.get<double>();
   reply.profiling_passes = message.get<int>();
   if (message.get<bool>()) reply.energy = message.get<EnergyStats>();
+  if (message.get<bool>()) {
+    DeviceConditions& c = reply.conditions.emplace();
+    c.sm_clock_mhz = message.get<double>();
+    c.memory_clock_mhz = message.get<double>();
+    c.power_watts = message.get<double>();
+    c.power_limit_watts = message.get<double>();
+    c.temperature_c = message.get<double>();
+    c.throttle = message.get_string();
+    c.other_load = message.get<double>();
+  }
   reply.warnings.resize(message.get<std::size_t>());
   for (std::string& warning : reply.warnings) warning = message.get_string();
   reply.measure_unavailable = message.get_string();

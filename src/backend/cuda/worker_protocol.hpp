@@ -69,6 +69,7 @@ struct RunReply {
   double profiling_ms = 0;
   int profiling_passes = 0;
   std::optional<EnergyStats> energy;
+  std::optional<DeviceConditions> conditions;  // clocks, power, temperature after the timed launches
   std::vector<std::string> warnings;       // e.g. metrics this device lacks (dropped)
   // Counters or energy were asked for and cannot be measured on this machine at all
   // (no CUPTI, no NVML): the backend turns this into an error for the whole run.

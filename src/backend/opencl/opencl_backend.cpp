@@ -189,6 +189,7 @@ class OpenclBackend final : public Backend {
     info_.max_threads_per_block = static_cast<int>(
         device_value<std::size_t>(device_, CL_DEVICE_MAX_WORK_GROUP_SIZE, "CL_DEVICE_MAX_WORK_GROUP_SIZE"));
     info_.driver_version = device_string(device_, CL_DRIVER_VERSION, "CL_DRIVER_VERSION");
+    info_.compiler_version = platform_string(platform_, CL_PLATFORM_VERSION, "CL_PLATFORM_VERSION");
     cl_device_type type = 0;
     check(clGetDeviceInfo(device_, CL_DEVICE_TYPE, sizeof type, &type, nullptr), "clGetDeviceInfo", "CL_DEVICE_TYPE");
     info_.runs_on_host_cores = (type & CL_DEVICE_TYPE_CPU) != 0;
