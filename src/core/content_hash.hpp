@@ -31,6 +31,13 @@ class ContentHash {
     for (std::size_t lane = 0; lane < 4; ++lane) mix(lane, tail ^ (static_cast<std::uint64_t>(bytes.size()) << 8));
   }
   void add(std::string_view text) { add(std::as_bytes(std::span(text.data(), text.size()))); }
+  // The hash of one text, 32 hexadecimal digits. (Spec::hash is another, shorter hash of a
+  // spec file's text: steer::content_hash of steer/spec.hpp.)
+  static std::string of(std::string_view text) {
+    ContentHash hash;
+    hash.add(text);
+    return hash.hex();
+  }
   // 32 hexadecimal digits.
   std::string hex() const {
     std::uint64_t a = (lanes_[0] ^ std::rotl(lanes_[1], 31)) * kMultipliers[2];
@@ -57,11 +64,5 @@ class ContentHash {
                              0x082EFA98EC4E6C89ull};
 };
 
-// The hash of one text.
-inline std::string content_hash(std::string_view text) {
-  ContentHash hash;
-  hash.add(text);
-  return hash.hex();
-}
 
 }  // namespace steer

@@ -29,7 +29,7 @@ class CanonicalText {
   CanonicalText& expression(std::string_view field, std::string_view text) {
     return add(field, expr::normalised_text(text));
   }
-  std::string hash() const { return content_hash(text_); }
+  std::string hash() const { return ContentHash::of(text_); }
 
  private:
   std::string text_;
@@ -180,9 +180,9 @@ std::map<std::string, std::optional<std::string>> included_files(const std::stri
 TuningContent tuning_content(const Spec& spec, const ProblemSize& size, const Program& program,
                              const fs::path& source_file, const DeviceInfo& device) {
   TuningContent content = spec_content(spec, size);
-  content["kernel source"] = content_hash(program.source);
+  content["kernel source"] = ContentHash::of(program.source);
   for (const auto& [name, text] : included_files(program.source, source_file, program.include_dirs)) {
-    content["include " + name] = text ? content_hash(*text) : "absent";
+    content["include " + name] = text ? ContentHash::of(*text) : "absent";
   }
   ContentHash inputs;
   for (const HostArgument& argument : program.arguments) {
