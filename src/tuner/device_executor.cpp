@@ -59,15 +59,6 @@ void compile_into(Backend& backend, CompiledTest& test) {
   if (test.kernel && test.kernel->compile_ms > 0) test.compile_ms = test.kernel->compile_ms;
 }
 
-// "{size}" in a path of expected outputs stands for the problem size's name.
-std::filesystem::path with_size_name(const std::filesystem::path& path, const std::string& size) {
-  std::string text = path.string();
-  for (std::size_t at = text.find("{size}"); at != std::string::npos; at = text.find("{size}", at + size.size())) {
-    text.replace(at, 6, size);
-  }
-  return text;
-}
-
 }  // namespace
 
 struct DeviceExecutor::Impl {
@@ -81,10 +72,9 @@ struct DeviceExecutor::Impl {
   std::vector<Comparison> comparisons;  // per output
   bool keep_outputs = false;
   std::vector<std::span<const std::byte>> outputs;  // of the latest run, when kept
-  Language language;
 
-  Impl(const Spec& s, const Space& sp, Backend& b, const ProblemSize& size, Language l, DeviceCallbacks c)
-      : spec(s), space(sp), backend(b), callbacks(std::move(c)), problem(s, sp, size, l, callbacks.launch), language(l) {
+  Impl(const Spec& s, const Space& sp, Backend& b, const ProblemSize& size, Language language, DeviceCallbacks c)
+      : spec(s), space(sp), backend(b), callbacks(std::move(c)), problem(s, sp, size, language, callbacks.launch) {
     for (std::size_t index : problem.outputs()) {
       comparisons.push_back(spec.reference.comparison(problem.program().arguments[index].name));
     }
@@ -171,7 +161,7 @@ struct DeviceExecutor::Impl {
           const HostArgument& argument = args[problem.outputs()[o]];
           const auto file = reference.expected_files.find(argument.name);
           if (file == reference.expected_files.end()) continue;  // compared with "ignore" (the loader checks)
-          expected[o] = read_expected_output(with_size_name(file->second, problem.size().name), argument);
+          expected[o] = read_expected_output(expected_output_file(file->second, problem.size().name), argument);
         }
         return;
       case Reference::Kind::Kernel:
@@ -223,7 +213,7 @@ DeviceExecutor::DeviceExecutor(const Spec& spec, const Space& space, Backend& ba
   const ProblemSize& problem_size = spec.size(size.empty() ? spec.default_size : size);
   info_.device = backend.device();
   info_.spec_name = spec.name;
-  info_.spec_hash = content_key(tuner_detail::spec_content(spec, problem_size));
+  info_.spec_hash = content_key(tuner_detail::spec_content(spec, problem_size, callbacks));
   info_.problem_size = problem_size.name;
   info_.flops = problem_size.flops;
   const Language language = info_.device.backend == "opencl" ? Language::OpenCL : Language::Cuda;
@@ -332,8 +322,8 @@ RunResult DeviceExecutor::launch(PreparedTest& prepared, const LaunchData& data,
 }
 
 TuningContent DeviceExecutor::content() const {
-  return tuner_detail::tuning_content(impl_->spec, impl_->problem.size(), impl_->problem.program(),
-                                      impl_->spec.kernel->sources.at(impl_->language), info_.device);
+  return tuner_detail::tuning_content(impl_->spec, impl_->problem.size(), impl_->problem.program(), info_.device,
+                                      impl_->callbacks);
 }
 
 double DeviceExecutor::clock_s() const { return seconds_since(impl_->created); }

@@ -9,7 +9,9 @@
 
 #include "core/content_hash.hpp"
 #include "expression/expression.hpp"
+#include "measure/expected_output.hpp"
 #include "store/result_json.hpp"  // store_detail::to_json: a Value with its type, as the store writes it
+#include "tuner/kernel_problem.hpp"
 
 namespace steer::tuner_detail {
 namespace {
@@ -42,6 +44,7 @@ const char* initialiser_name(Initialiser::Kind kind) {
     case Initialiser::Kind::Zeros: return "zeros";
     case Initialiser::Kind::File: return "file";
     case Initialiser::Kind::Iota: return "iota";
+    case Initialiser::Kind::Memory: return "memory";
   }
   return "?";
 }
@@ -69,9 +72,43 @@ std::vector<std::pair<std::string, bool>> include_directives(const std::string& 
   return names;
 }
 
+void add_launch(CanonicalText& text, const LaunchSpec& launch) {
+  for (const std::string& grid : launch.grid) text.expression("grid", grid);
+  for (const std::string& block : launch.block) text.expression("block", block);
+  text.expression("shared_memory_bytes", launch.shared_memory_bytes);
+}
+
+// How one output is compared, in words.
+std::string comparison_text(const Comparison& comparison) {
+  switch (comparison.kind) {
+    case Comparison::Kind::Tolerance: return fmt::format("tolerance abs {} rel {}", comparison.abs, comparison.rel);
+    case Comparison::Kind::Ulps: return fmt::format("ulps {}", comparison.ulps);
+    case Comparison::Kind::Ignore: return "ignore";
+  }
+  return "?";
+}
+
+// A source's text (part `source_part`) and the files it includes (parts "`include_prefix`NAME").
+void add_source(TuningContent& content, const std::string& source_part, const std::string& include_prefix,
+                const std::string& source, const fs::path& source_file, const std::vector<std::string>& include_dirs) {
+  content[source_part] = ContentHash::of(source);
+  for (const auto& [name, text] : included_files(source, source_file, include_dirs)) {
+    content[include_prefix + name] = text ? ContentHash::of(*text) : "absent";
+  }
+}
+
+// Where the source of `language` came from: its file, or for a text given in code its
+// made-up name (no folder: quoted includes are looked for in the working directory).
+fs::path source_file(const std::map<Language, fs::path>& files, const std::map<Language, std::string>& texts,
+                     Language language, const std::string& source_name) {
+  if (texts.contains(language)) return source_name;
+  const auto file = files.find(language);
+  return file != files.end() ? file->second : fs::path(source_name);
+}
+
 }  // namespace
 
-TuningContent spec_content(const Spec& spec, const ProblemSize& size) {
+TuningContent spec_content(const Spec& spec, const ProblemSize& size, const DeviceCallbacks& callbacks) {
   TuningContent content;
   CanonicalText parameters;
   for (const Parameter& parameter : spec.space.parameters()) {
@@ -94,14 +131,18 @@ TuningContent spec_content(const Spec& spec, const ProblemSize& size) {
     const KernelSpec& kernel = *spec.kernel;
     CanonicalText text;
     text.add("entry", kernel.name);
-    for (const std::string& grid : kernel.launch.grid) text.expression("grid", grid);
-    for (const std::string& block : kernel.launch.block) text.expression("block", block);
-    text.expression("shared_memory_bytes", kernel.launch.shared_memory_bytes);
+    if (callbacks.launch) {
+      text.add("launch", "function");  // given in code: its code is not seen
+    } else {
+      add_launch(text, kernel.launch);
+    }
     for (const std::string& option : kernel.compiler_options) text.add("compiler_option", option);
     for (const Argument& argument : kernel.arguments) {
       text.add("argument", argument.name).add("type", to_string(argument.type));
       if (!argument.is_buffer) {
-        text.expression("scalar", argument.value);
+        // A scalar given in code: its bytes are in "input data".
+        if (argument.init.kind == Initialiser::Kind::Memory) text.add("scalar", "given in code");
+        else text.expression("scalar", argument.value);
         continue;
       }
       const Initialiser& init = argument.init;
@@ -124,17 +165,41 @@ TuningContent spec_content(const Spec& spec, const ProblemSize& size) {
 
   const Reference& reference = spec.reference;
   CanonicalText checked;
-  switch (reference.kind) {
-    case Reference::Kind::None: checked.add("kind", "none"); break;
-    case Reference::Kind::Cpu: checked.add("kind", "cpu").add("function", reference.cpu_function); break;
-    case Reference::Kind::Configuration:
-      checked.add("kind", "configuration");
-      for (const auto& [name, value] : reference.configuration) checked.value(name, value);
-      break;
+  if (callbacks.reference) {
+    checked.add("kind", "function");  // given in code: its code is not seen
+  } else {
+    switch (reference.kind) {
+      case Reference::Kind::None: checked.add("kind", "none"); break;
+      case Reference::Kind::Cpu: checked.add("kind", "cpu").add("function", reference.cpu_function); break;
+      case Reference::Kind::Configuration:
+        checked.add("kind", "configuration");
+        for (const auto& [name, value] : reference.configuration) checked.value(name, value);
+        break;
+      case Reference::Kind::Files:
+        // Which outputs have a file; the files' bytes are parts of their own, where they lie is
+        // not what matters.
+        checked.add("kind", "files");
+        for (const auto& [name, file] : reference.expected_files) checked.add("file", name);
+        break;
+      case Reference::Kind::Kernel:
+        // Its source and includes are parts of their own.
+        checked.add("kind", "kernel").add("entry", reference.kernel.name);
+        add_launch(checked, reference.kernel.launch);
+        break;
+    }
   }
-  if (reference.kind != Reference::Kind::None) {
-    checked.add("abs_tolerance", fmt::format("{}", reference.abs_tolerance));
-    checked.add("rel_tolerance", fmt::format("{}", reference.rel_tolerance));
+  if (callbacks.reference || reference.kind != Reference::Kind::None) {
+    if (spec.kernel) {
+      for (const Argument& argument : spec.kernel->arguments) {
+        if (!argument.is_buffer || !argument.output) continue;
+        checked.add("compare", argument.name);
+        checked.add("by", callbacks.comparators.contains(argument.name) ? "function"
+                                                                        : comparison_text(reference.comparison(argument.name)));
+      }
+    } else {
+      checked.add("abs_tolerance", fmt::format("{}", reference.abs_tolerance));
+      checked.add("rel_tolerance", fmt::format("{}", reference.rel_tolerance));
+    }
   }
   content["reference"] = checked.hash();
   return content;
@@ -178,16 +243,50 @@ std::map<std::string, std::optional<std::string>> included_files(const std::stri
 }
 
 TuningContent tuning_content(const Spec& spec, const ProblemSize& size, const Program& program,
-                             const fs::path& source_file, const DeviceInfo& device) {
-  TuningContent content = spec_content(spec, size);
-  content["kernel source"] = ContentHash::of(program.source);
-  for (const auto& [name, text] : included_files(program.source, source_file, program.include_dirs)) {
-    content["include " + name] = text ? ContentHash::of(*text) : "absent";
+                             const DeviceInfo& device, const DeviceCallbacks& callbacks) {
+  TuningContent content = spec_content(spec, size, callbacks);
+  if (spec.kernel) {
+    add_source(content, "kernel source", "include ", program.source,
+               source_file(spec.kernel->sources, spec.kernel->source_texts, program.language, program.source_name),
+               program.include_dirs);
+  } else {
+    content["kernel source"] = ContentHash::of(program.source);
   }
+
+  const Reference& reference = spec.reference;
+  if (!callbacks.reference && reference.kind == Reference::Kind::Kernel) {
+    // Read as DeviceExecutor::start reads it: the text in code, else the file, whose folder
+    // is the include folder.
+    const ReferenceKernel& kernel = reference.kernel;
+    const std::string name = kernel.name.empty() ? program.kernel_name : kernel.name;
+    std::string source_name, directory;
+    const std::string source = kernel_source(name, kernel.sources, kernel.source_texts, program.language, source_name,
+                                             directory);
+    std::vector<std::string> include_dirs;
+    if (!directory.empty()) include_dirs.push_back(directory);
+    add_source(content, "reference kernel source", "reference include ", source,
+               source_file(kernel.sources, kernel.source_texts, program.language, source_name), include_dirs);
+  }
+  if (!callbacks.reference && reference.kind == Reference::Kind::Files) {
+    for (const auto& [name, file] : reference.expected_files) {
+      const std::optional<std::string> bytes = read_text(expected_output_file(file, size.name));
+      content["reference file " + name] = bytes ? ContentHash::of(*bytes) : "absent";
+    }
+  }
+
   ContentHash inputs;
-  for (const HostArgument& argument : program.arguments) {
+  for (std::size_t a = 0; a < program.arguments.size(); ++a) {
+    const HostArgument& argument = program.arguments[a];
     inputs.add(argument.name);
-    inputs.add(argument.data);
+    // A buffer bound to an application's memory holds its data of the moment: its shape
+    // keys the tuning ("kernel"), its values do not.
+    const bool application_memory = spec.kernel && a < spec.kernel->arguments.size() && argument.is_buffer &&
+                                    spec.kernel->arguments[a].init.kind == Initialiser::Kind::Memory;
+    if (application_memory) {
+      inputs.add(std::string_view("application memory"));
+    } else {
+      inputs.add(argument.data);
+    }
   }
   content["input data"] = inputs.hex();
   if (!device.compiler_version.empty()) content["compiler"] = device.compiler_version;
