@@ -86,6 +86,9 @@ class OnlineTuner::Impl::Tests final : public Executor {
   void start(const RunOptions& run) override { online_.device.start(run); }
   std::unique_ptr<PreparedTest> prepare(ConfigIndex config) override { return online_.device.prepare(config); }
   double clock_s() const override { return online_.device.clock_s(); }
+  // Keyed in the store as Tuner::tune keys the same kernel, so that either continues the
+  // other's tuning.
+  TuningContent content() const override { return online_.device.content(); }
 
   const Result& run(ConfigIndex config, PreparedTest* prepared, const RunOptions& run,
                     std::vector<std::string>& warnings) override {

@@ -128,6 +128,25 @@ TEST(OnlineTuner, ALaterRunOfTheApplicationResumesFromTheStoreAndStartsOnTheBest
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
 }
 
+TEST(OnlineTuner, ContinuesTheTuningThatTuneStoredForTheSameKernel) {
+  const fs::path db = fs::temp_directory_path() / ("steer_online_tuned_" + std::to_string(getpid()) + ".db");
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
+  Application app;
+  Tuner tuner = app.make_tuner();
+  tuner.store(db);
+  const TuneSummary offline = tuner.tune({});
+  EXPECT_EQ(offline.tests, 6u);
+  const int launches = app.fake->launches;
+  OnlineTuner online(tuner, OnlineOptions{.budget = 6, .calls_per_test = 1});
+  const OnlineStep first = app.iterate(online, 0);
+  EXPECT_FALSE(first.exploring);
+  EXPECT_EQ(first.configuration, (Configuration{{"BLOCK", 32}}));
+  EXPECT_EQ(online.summary()->tuning, offline.tuning);
+  EXPECT_EQ(online.summary()->resumed, 6u);
+  EXPECT_EQ(app.fake->launches - launches, 1) << "nothing was explored again";
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
+}
+
 TEST(OnlineTuner, StopsWhenDestroyedWhileExploring) {
   Application app;
   Tuner tuner = app.make_tuner();
