@@ -147,6 +147,25 @@ TEST(OnlineTuner, ContinuesTheTuningThatTuneStoredForTheSameKernel) {
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
 }
 
+TEST(OnlineTuner, ATestsConditionsAreThoseOfItsCallsNotOfItsValidationRun) {
+  Application app;
+  Tuner tuner = app.make_tuner();
+  tuner.reference(doubled);
+  // The fake backend reports conditions for its runs (the validation); launches report none.
+  app.fake->conditions = [](const KernelInstance&) -> std::optional<DeviceConditions> {
+    DeviceConditions conditions;
+    conditions.sm_clock_mhz = 500;
+    return conditions;
+  };
+  std::vector<Result> tests;
+  tuner.options().on_test = [&](const Result& result, const TuneProgress&) { tests.push_back(result); };
+  OnlineTuner online(tuner, OnlineOptions{.budget = 2, .calls_per_test = 1});
+  for (int iteration = 0; iteration < 3; ++iteration) app.iterate(online, iteration);
+  ASSERT_TRUE(online.converged());
+  ASSERT_EQ(tests.size(), 2u);
+  for (const Result& test : tests) EXPECT_FALSE(test.conditions) << test.key();
+}
+
 TEST(OnlineTuner, StopsWhenDestroyedWhileExploring) {
   Application app;
   Tuner tuner = app.make_tuner();
