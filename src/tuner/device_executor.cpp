@@ -274,12 +274,13 @@ const Result& DeviceExecutor::run(ConfigIndex config, PreparedTest* prepared, co
   RunOptions options = run_options;
   options.read_outputs = !impl_->expected.empty() || impl_->keep_outputs;
   // A device on the host's cores shares them with every other process: measure how busy
-  // the others kept them while this test ran.
+  // the others kept them while this test ran, unless the backend read that itself.
   const std::optional<tuner_detail::CpuTimes> cpu_before =
       info_.device.runs_on_host_cores ? tuner_detail::read_cpu_times() : std::nullopt;
   RunResult run = impl_->backend.run(*test.kernel, *test.instance, options);
   result.conditions = std::move(run.conditions);
-  if (cpu_before) {
+  const bool backend_read_load = result.conditions && !std::isnan(result.conditions->other_load);
+  if (cpu_before && !backend_read_load) {
     const std::optional<tuner_detail::CpuTimes> cpu_after = tuner_detail::read_cpu_times();
     const double load = cpu_after ? tuner_detail::other_load(*cpu_before, *cpu_after) : std::nan("");
     if (!std::isnan(load)) {
