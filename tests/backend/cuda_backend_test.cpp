@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "backend/cuda/launch_check.hpp"
-#include "backend/cuda/lru_cache.hpp"
+#include "backend/worker/lru_cache.hpp"
 #include "backend/cuda/nvrtc_compiler.hpp"
 #include "steer/backend.hpp"
 #include "steer/counters.hpp"
@@ -285,7 +285,7 @@ TEST(LaunchCheck, NamesTheLimitThatIsExceeded) {
 }
 
 TEST(LruCache, EvictsTheLeastRecentlyUsedBeyondItsBudget) {
-  cuda::LruCache<int> cache(10);
+  worker::LruCache<int> cache(10);
   cache.insert("a", 1, 4);
   cache.insert("b", 2, 4);
   ASSERT_NE(cache.find("a"), nullptr);  // a is now the most recent
