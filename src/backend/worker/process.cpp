@@ -123,8 +123,9 @@ std::filesystem::path worker_executable() {
                                  places));
 }
 
-WorkerProcess::WorkerProcess(std::string_view backend, const Setup& setup, const SharedMemory* memory)
-    : backend_(backend) {
+WorkerProcess::WorkerProcess(std::string_view backend, const Setup& setup, const SharedMemory* memory,
+                             std::chrono::milliseconds watchdog_grace)
+    : backend_(backend), watchdog_grace_(watchdog_grace) {
   const std::filesystem::path program = worker_executable();
   int sockets[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
@@ -198,10 +199,10 @@ std::optional<RunReply> WorkerProcess::run(const RunRequest& request) {
                                     request.kernel_name, request.instance.config_index, backend_));
     }
     const std::optional<Clock::time_point> promised = heartbeat_.deadline();
-    if (promised && Clock::now() > *promised + kWatchdogGrace) {
+    if (promised && Clock::now() > *promised + watchdog_grace_) {
       stop();
       hung_ = true;
-      ended_ = fmt::format("it had promised to finish its step {:.0f} s earlier and did not answer, so the watchdog "
+      ended_ = fmt::format("it had promised to finish its step {:.1f} s earlier and did not answer, so the watchdog "
                            "ended it",
                            std::chrono::duration<double>(Clock::now() - *promised).count());
       return std::nullopt;

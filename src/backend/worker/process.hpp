@@ -51,9 +51,11 @@ class WorkerProcess {
  public:
   // Starts `steer-worker BACKEND` ("cuda", "opencl") and sends it `setup`. With `memory`
   // (which must outlive the worker), the worker uploads the arguments that setup.layout
-  // places there. Throws BackendError with the worker's reason (no driver, no such device,
-  // out of device memory, ...) when it cannot serve.
-  WorkerProcess(std::string_view backend, const Setup& setup, const SharedMemory* memory);
+  // places there, and the watchdog reads its heartbeat there, allowing it `watchdog_grace`
+  // past each promise. Throws BackendError with the worker's reason (no driver, no such
+  // device, out of device memory, ...) when it cannot serve.
+  WorkerProcess(std::string_view backend, const Setup& setup, const SharedMemory* memory,
+                std::chrono::milliseconds watchdog_grace = kWatchdogGrace);
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
   ~WorkerProcess();  // kills the worker
@@ -74,6 +76,7 @@ class WorkerProcess {
   pid_t pid_ = -1;
   UniqueFd socket_;
   Heartbeat heartbeat_;
+  std::chrono::milliseconds watchdog_grace_;
   Hello hello_;
   bool hung_ = false;
   std::string ended_;  // set by stop()
