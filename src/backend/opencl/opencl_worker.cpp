@@ -204,7 +204,7 @@ class Worker final : public worker::DeviceServer {
         }
         const Event event(raw_event);
         // Some implementations (PoCL) compile a kernel for its work-group size at its first
-        // launch, which can take seconds: that launch gets extra time, every later one the limit.
+        // launch, which can take seconds: that launch may take that long to start running.
         const bool first = launched_.insert(fmt::format("{}\n{}", request.key, describe_size(instance.block))).second;
         const std::optional<cl_int> status =
             wait_for_launch(queue_.get(), event.get(), options.timeout_ms, first ? kFirstLaunchCompileMs : 0, heartbeat);
