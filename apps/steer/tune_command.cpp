@@ -54,6 +54,7 @@ struct TuneArgs {
   int repetitions = 10;
   int warmup = 1;
   double max_test_ms = 0;
+  std::optional<double> timeout_ms;  // --timeout-ms; unset: the spec's, else 10 s
   std::vector<std::string> settings;
   std::string model;
   std::string counters;            // empty: no counters (--counters)
@@ -235,6 +236,7 @@ int run_tune(const TuneArgs& args) {
   options.run.repetitions = args.repetitions;
   options.run.warmup = args.warmup;
   options.run.max_total_ms = args.max_test_ms;
+  options.timeout_ms = args.timeout_ms;
   options.run.measure = measure_request(args.counters, args.energy_window_s);
   options.objective = Objective::parse(args.objective);
   options.final_check = args.final_check;
@@ -272,7 +274,15 @@ int run_tune(const TuneArgs& args) {
 
   g_interrupted.store(false);
   std::signal(SIGINT, on_sigint);
-  TuneSummary summary = tuner.tune(stop, *searcher);
+  TuneSummary summary;
+  try {
+    summary = tuner.tune(stop, *searcher);
+  } catch (const Interrupted&) {
+    // Before the first test (while the reference configuration ran): there is nothing to sum up.
+    progress.finish();
+    fmt::print(stderr, "steer: interrupted before the first test\n");
+    return kInterrupted;
+  }
   std::signal(SIGINT, SIG_DFL);
   progress.finish();
 
@@ -333,6 +343,10 @@ Runner register_tune(CLI::App& app) {
   cmd->add_option("--max-test-ms", args->max_test_ms,
                   "Stop a test's timed launches once this much kernel time was timed (at least one; 0: no cap)")
       ->check(kNonNegative);
+  cmd->add_option("--timeout-ms", args->timeout_ms,
+                  "A launch slower than this is a timeout, and its kernel is stopped (default: the spec's "
+                  "kernel.timeout_ms, else 10000)")
+      ->check(kPositive);
   cmd->add_option("--compile-threads", args->compile_threads, "Compiler threads (0: cores - 1)")->check(number_in(0, 4096));
   cmd->add_flag("--no-compile-ahead", args->no_compile_ahead, "Compile each configuration just before it runs");
   cmd->add_option("--counters", args->counters,

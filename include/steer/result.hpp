@@ -85,6 +85,11 @@ struct Result {
   // The tuning objective's score (lower is better) when the loop tunes for something
   // other than time; searchers rank by it (not stored: derived from the above).
   std::optional<double> score;
+  // The test failed for a reason that may lie in the spec or the program rather than in this
+  // configuration (RunResult::independent_of_configuration, or a launch geometry that does
+  // not evaluate): when the first tests of a run all fail alike so, the run stops
+  // (kFailEarlyTests in tuner.hpp). Not stored.
+  bool independent_of_configuration = false;
   std::string device;
   std::string problem_size;
   std::string timestamp;                                     // ISO 8601 UTC

@@ -55,6 +55,9 @@ struct KernelSpec {
   std::vector<Argument> arguments;
   std::vector<std::string> compiler_options;
   bool compute_bound = false;  // hint for the expert system (inst_reaction 0.5)
+  // A launch slower than this is a timeout (steer tune --timeout-ms overrides it); unset:
+  // 10 s (RunOptions::timeout_ms).
+  std::optional<double> timeout_ms;
 };
 
 struct ProblemSize {

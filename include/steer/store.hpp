@@ -56,6 +56,15 @@ struct TuningKey {
   friend bool operator==(const TuningKey&, const TuningKey&) = default;
 };
 
+// A test that was running when the process running it ended without a result: it crashed,
+// or was killed (Store::take_abandoned).
+struct AbandonedTest {
+  std::vector<std::pair<std::string, Value>> configuration;
+  std::uint64_t config_index = 0;
+  std::string process;  // "process 1234 on HOST"
+  std::string started;  // ISO 8601 UTC
+};
+
 // A results store in one SQLite file (WAL mode). One Store object is used by one thread;
 // several processes may share the file (writers wait for each other, up to a timeout).
 class Store {
@@ -111,6 +120,17 @@ class Store {
   bool replace(std::int64_t tuning, const Result& result);
   // Commits many tests in one transaction (all or none); returns how many were new.
   std::size_t append(std::int64_t tuning, std::span<const Result> results);
+
+  // Records, durably, that this process is about to run `test` (its configuration and
+  // index) in `tuning`, replacing the test it recorded before. If the whole process dies
+  // during the test, the record is left behind for take_abandoned. append() and replace()
+  // of a result of the tuning remove the record; so does clear_running().
+  void mark_running(std::int64_t tuning, const Result& test);
+  void clear_running(std::int64_t tuning);
+  // The tests of `tuning` whose processes ended while running them, oldest first; their
+  // records are removed. A record of a process still running, or of one on another host
+  // (which cannot be asked), stays.
+  std::vector<AbandonedTest> take_abandoned(std::int64_t tuning);
 
   // The tests of a tuning in the order they were appended.
   std::vector<Result> results(std::int64_t tuning) const;

@@ -47,6 +47,10 @@ struct TuneOptions {
   // run.measure applies to every test, on top of what the searcher asks for. A stored
   // test that lacks what is asked for (counters, energy) is measured again and replaced.
   RunOptions run;
+  // The hang timeout: a launch slower than this many ms is a `timeout`, and its kernel is
+  // stopped (the backend replaces its worker process). Unset: the spec's kernel.timeout_ms
+  // (ExecutorInfo::timeout_ms), else run.timeout_ms (10 s).
+  std::optional<double> timeout_ms;
   // What "best" means; an objective that needs energy measures it on every test.
   Objective objective;
   int compile_threads = 0;          // 0: hardware threads - 1 (at least 1)
@@ -76,7 +80,9 @@ struct TuneOptions {
   // its key.
   bool fresh = false;
   std::optional<std::int64_t> tuning;
-  std::atomic<bool>* interrupt = nullptr;  // set (e.g. by SIGINT) to stop after the current test
+  // Set (e.g. by SIGINT) to stop: a test in progress on a device is abandoned at once, its
+  // kernel stopped (RunOptions::interrupt), and nothing is stored for it.
+  std::atomic<bool>* interrupt = nullptr;
   // Called after every test with the result and the loop's running totals.
   std::function<void(const Result&, const struct TuneProgress&)> on_test;
   // Called once per distinct warning (e.g. a metric the device lacks), when it happens.
@@ -147,6 +153,7 @@ struct ExecutorInfo {
   std::string spec_name, spec_hash;
   std::string problem_size;          // name
   std::optional<double> flops;       // per launch at this size, for work-rate objectives
+  std::optional<double> timeout_ms;  // the spec's kernel.timeout_ms (TuneOptions::timeout_ms)
 };
 
 // A configuration made ready to run (compiled, for a device), owned by its executor.
@@ -318,9 +325,19 @@ DeviceLimitedSpace limit_to_device(const Spec& spec, const ProblemSize& size, co
 
 // Tunes over `space` with `executor`. With a store, every finished test is committed as it
 // completes, and configurations the store already holds in the tuning the run continues
-// (TuneOptions::tuning) are served from it instead of being run again (resume).
+// (TuneOptions::tuning) are served from it instead of being run again (resume). Before each
+// test on a device the store records which configuration runs (Store::mark_running); a test
+// that an earlier process of the same tuning never finished (it crashed or was killed) is
+// stored as a `launch_error` when the run starts, so that resuming does not run it again.
+//
+// Fail early: when the first kFailEarlyTests tests the run makes all fail with the same
+// error, of a kind that does not depend on the configuration (Result::
+// independent_of_configuration: arguments the kernel does not take, a launch geometry that
+// cannot be evaluated), every test would fail: tune() throws Error naming it, and stores
+// none of them. Such failures are stored once the run goes on past them.
 TuneSummary tune(const Space& space, Executor& executor, Searcher& searcher, Store* store,
                  const TuneOptions& options);
+inline constexpr std::uint64_t kFailEarlyTests = 3;
 
 // Tunes `spec` on `backend`: tune() with a DeviceExecutor for options.size.
 TuneSummary tune(const Spec& spec, const Space& space, Backend& backend, Searcher& searcher,

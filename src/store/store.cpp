@@ -10,7 +10,7 @@
 // database still stays consistent); that is the price of an append costing a fraction
 // of a millisecond instead of an fsync each.
 //
-// Schema (version 3, see kMigrations; PRAGMA user_version holds the version, application_id marks the
+// Schema (version 4, see kMigrations; PRAGMA user_version holds the version, application_id marks the
 // file as Steer's). Choices:
 //  - A tuning is found by its key (TuningKey) and keeps the TuningContent it was created
 //    with as a JSON object, so that a later run under another key can be told what differs.
@@ -39,12 +39,21 @@
 //    (clocks, power, temperature), NULL unless read, with throttle NULL when none were.
 //  - A read-only connection reads every older schema as it is: what a column added later
 //    would hold is selected as a constant (kAddedColumns), so that old recordings open
-//    without being upgraded.
+//    without being upgraded. It never reads `running`, which only a writer uses.
+//  - `running` holds, per tuning and process, the test that process is running: written
+//    before the launch and removed with the test's result, so a row whose process has
+//    ended names the configuration it died on (take_abandoned). A process is its host,
+//    boot, pid and start time: a pid alone may be reused.
 #include "steer/store.hpp"
 
+#include <unistd.h>
+
 #include <bit>
+#include <cerrno>
 #include <cstring>
 #include <fmt/core.h>
+#include <fstream>
+#include <sstream>
 #include <unordered_map>
 
 #include "core/content_hash.hpp"
@@ -159,6 +168,22 @@ ALTER TABLE tests ADD COLUMN power_limit_watts REAL;
 ALTER TABLE tests ADD COLUMN temperature_c REAL;
 ALTER TABLE tests ADD COLUMN throttle TEXT;       -- NULL: no conditions were read
 ALTER TABLE tests ADD COLUMN other_load REAL;
+)sql",
+    // 3 -> 4: the test each process is running, so that a process that dies during a test
+    // leaves the configuration's name behind (Store::mark_running).
+    R"sql(
+CREATE TABLE running (
+  tuning_id     INTEGER NOT NULL REFERENCES tunings (id) ON DELETE CASCADE,
+  host          TEXT NOT NULL,
+  boot_id       TEXT NOT NULL,     -- /proc/sys/kernel/random/boot_id
+  pid           INTEGER NOT NULL,
+  process_start INTEGER NOT NULL,  -- clock ticks after boot (/proc/PID/stat): tells a reused pid apart
+  config_key    TEXT NOT NULL,
+  config_index  INTEGER NOT NULL,
+  configuration TEXT NOT NULL,
+  started       TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+  PRIMARY KEY (tuning_id, host, boot_id, pid, process_start)
+);
 )sql",
 };
 constexpr int kSchemaVersion = static_cast<int>(std::size(kMigrations));
@@ -326,6 +351,58 @@ bool looks_like_a_hash(const std::string& text) {
   return text.size() == 32 && text.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
+// A process as the running table names it.
+struct ProcessIdentity {
+  std::string host, boot_id;
+  std::int64_t pid = 0, start = 0;
+};
+
+std::string first_line(const char* file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// The start time of process `pid` in clock ticks after boot, or nullopt when there is no
+// such process (field 22 of /proc/PID/stat, counted after the command name's parenthesis,
+// which may itself hold spaces).
+std::optional<std::int64_t> process_start(std::int64_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat;
+  if (!std::getline(in, stat)) return std::nullopt;
+  const std::size_t name_end = stat.rfind(')');
+  if (name_end == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat.substr(name_end + 1));
+  std::string field;
+  for (int number = 3; fields >> field; ++number) {
+    if (number == 22) return std::stoll(field);
+  }
+  return std::nullopt;
+}
+
+const ProcessIdentity& this_process() {
+  static const ProcessIdentity identity = [] {
+    ProcessIdentity process;
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) == 0) process.host = host;
+    process.boot_id = first_line("/proc/sys/kernel/random/boot_id");
+    process.pid = ::getpid();
+    process.start = process_start(process.pid).value_or(0);
+    return process;
+  }();
+  return identity;
+}
+
+// Whether the process of a running-table row has ended. A process on another machine
+// cannot be asked: it counts as running.
+bool has_ended(const ProcessIdentity& process) {
+  const ProcessIdentity& self = this_process();
+  if (process.host != self.host) return false;
+  if (process.boot_id != self.boot_id) return true;
+  return process_start(process.pid) != process.start;
+}
+
 }  // namespace
 
 struct Store::Impl {
@@ -338,6 +415,11 @@ struct Store::Impl {
   Statement find_tuning, select_tuning, select_tunings, select_other_keys, select_content;
   Statement select_tests, select_counters, select_keys, count_tests;
   std::optional<Statement> insert_tuning, insert_test, insert_counter, delete_test;
+  // The running table's statements; a read-only store, which may predate the table, has none.
+  struct RunningStatements {
+    Statement insert, remove, select;
+  };
+  std::optional<RunningStatements> running;
 
   Impl(std::filesystem::path path, int flags)
       : file(std::move(path)),
@@ -367,6 +449,16 @@ struct Store::Impl {
     insert_test.emplace(db.get(), kInsertTest);
     insert_counter.emplace(db.get(), "INSERT INTO counters (test_id, name, value) VALUES (?1, ?2, ?3)");
     delete_test.emplace(db.get(), "DELETE FROM tests WHERE tuning_id = ?1 AND config_key = ?2");
+    running.emplace(RunningStatements{
+        Statement(db.get(),
+                  "INSERT OR REPLACE INTO running (tuning_id, host, boot_id, pid, process_start, config_key, "
+                  "config_index, configuration) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
+        Statement(db.get(),
+                  "DELETE FROM running WHERE tuning_id = ?1 AND host = ?2 AND boot_id = ?3 AND pid = ?4 "
+                  "AND process_start = ?5"),
+        Statement(db.get(),
+                  "SELECT host, boot_id, pid, process_start, configuration, config_index, started FROM running "
+                  "WHERE tuning_id = ?1 ORDER BY started")});
   }
 
   // Closing a connection that may write folds the WAL back into the file, so that FILE.db
@@ -386,6 +478,23 @@ struct Store::Impl {
   Statement& writer(std::optional<Statement>& statement) const {
     if (!statement) throw sqlite::Failure("the store was opened read-only");
     return *statement;
+  }
+
+  // Binds the tuning and a process as ?1 to ?5.
+  static void bind_process(Statement& s, std::int64_t tuning, const ProcessIdentity& process) {
+    s.bind(1, tuning);
+    s.bind(2, std::string_view(process.host));
+    s.bind(3, std::string_view(process.boot_id));
+    s.bind(4, process.pid);
+    s.bind(5, process.start);
+  }
+
+  // Inside the caller's transaction: this process no longer runs a test of `tuning`.
+  void clear_running(std::int64_t tuning, const ProcessIdentity& process) {
+    if (!running) return;
+    Use d(running->remove);
+    bind_process(*d, tuning, process);
+    d->step();
   }
 
   // SQLite failures become StoreErrors that say which file and what was being done.
@@ -638,7 +747,8 @@ bool Store::append(std::int64_t tuning, const Result& result) {
   try {
     sqlite::Transaction transaction(impl_->begin_immediate, impl_->commit, impl_->rollback);
     bool inserted = impl_->insert(tuning, result);
-    if (inserted) transaction.commit();
+    impl_->clear_running(tuning, this_process());  // the test has its result: it no longer runs
+    transaction.commit();
     return inserted;
   } catch (const sqlite::Failure& e) {
     impl_->fail(fmt::format("cannot append test '{}' to tuning {}", result.key(), tuning), e);
@@ -659,6 +769,7 @@ bool Store::replace(std::int64_t tuning, const Result& result) {
       replaced = sqlite3_changes(impl_->db.get()) > 0;
     }
     impl_->insert(tuning, result);
+    impl_->clear_running(tuning, this_process());
     transaction.commit();
     return replaced;
   } catch (const sqlite::Failure& e) {
@@ -681,6 +792,65 @@ std::size_t Store::append(std::int64_t tuning, std::span<const Result> results) 
   } catch (const sqlite::Failure& e) {
     std::string which = current != nullptr ? fmt::format(" (at test '{}')", current->key()) : std::string();
     impl_->fail(fmt::format("cannot append {} tests to tuning {}{}", results.size(), tuning, which), e);
+  }
+}
+
+void Store::mark_running(std::int64_t tuning, const Result& test) {
+  try {
+    if (!impl_->running) throw sqlite::Failure("the store is open for reading only");
+    const std::string key = test.key();
+    const std::string configuration = store_detail::configuration_to_json(test.configuration).dump();
+    Use s(impl_->running->insert);
+    Impl::bind_process(*s, tuning, this_process());
+    s->bind(6, std::string_view(key));
+    s->bind(7, static_cast<std::int64_t>(test.config_index));
+    s->bind(8, std::string_view(configuration));
+    s->step();  // its own transaction: committed when it returns
+  } catch (const sqlite::Failure& e) {
+    impl_->fail(fmt::format("cannot record that test '{}' of tuning {} is running", test.key(), tuning), e);
+  }
+}
+
+void Store::clear_running(std::int64_t tuning) {
+  try {
+    impl_->clear_running(tuning, this_process());
+  } catch (const sqlite::Failure& e) {
+    impl_->fail(fmt::format("cannot clear the running test of tuning {}", tuning), e);
+  }
+}
+
+std::vector<AbandonedTest> Store::take_abandoned(std::int64_t tuning) {
+  try {
+    if (!impl_->running) throw sqlite::Failure("the store is open for reading only");
+    sqlite::Transaction transaction(impl_->begin_immediate, impl_->commit, impl_->rollback);
+    std::vector<std::pair<ProcessIdentity, AbandonedTest>> ended;
+    {
+      Use s(impl_->running->select);
+      s->bind(1, tuning);
+      while (s->step()) {
+        ProcessIdentity process{std::string(s->column_text(0)), std::string(s->column_text(1)), s->column_int(2),
+                                s->column_int(3)};
+        if (!has_ended(process)) continue;
+        AbandonedTest test;
+        store_detail::Json configuration = store_detail::Json::parse(s->column_text(4));
+        test.configuration = store_detail::configuration_from_json(store_detail::Node(configuration));
+        test.config_index = static_cast<std::uint64_t>(s->column_int(5));
+        test.process = fmt::format("process {} on {}", process.pid, process.host);
+        test.started = s->column_text(6);
+        ended.emplace_back(std::move(process), std::move(test));
+      }
+    }
+    std::vector<AbandonedTest> tests;
+    for (auto& [process, test] : ended) {
+      impl_->clear_running(tuning, process);
+      tests.push_back(std::move(test));
+    }
+    transaction.commit();
+    return tests;
+  } catch (const sqlite::Failure& e) {
+    impl_->fail(fmt::format("cannot read the running tests of tuning {}", tuning), e);
+  } catch (const std::exception& e) {  // a configuration that is not valid JSON
+    impl_->fail(fmt::format("corrupt running test in tuning {}", tuning), e);
   }
 }
 

@@ -216,6 +216,7 @@ DeviceExecutor::DeviceExecutor(const Spec& spec, const Space& space, Backend& ba
   info_.spec_hash = content_key(tuner_detail::spec_content(spec, problem_size, callbacks));
   info_.problem_size = problem_size.name;
   info_.flops = problem_size.flops;
+  if (spec.kernel) info_.timeout_ms = spec.kernel->timeout_ms;
   const Language language = info_.device.backend == "opencl" ? Language::OpenCL : Language::Cuda;
   impl_ = std::make_unique<Impl>(spec, space, backend, problem_size, language, std::move(callbacks));
 }
@@ -262,6 +263,8 @@ const Result& DeviceExecutor::run(ConfigIndex config, PreparedTest* prepared, co
   if (!test.instance) {
     result.status = Status::LaunchError;
     result.message = "launch geometry: " + test.instance_error;
+    // Whether it depends on the configuration, the loop judges by the same error recurring.
+    result.independent_of_configuration = true;
     return result;
   }
   result.compile_ms = test.compile_ms;
@@ -294,6 +297,7 @@ const Result& DeviceExecutor::run(ConfigIndex config, PreparedTest* prepared, co
   result.profiling_passes = run.profiling_passes;
   result.status = run.status;
   result.message = run.message;
+  result.independent_of_configuration = run.independent_of_configuration;
   result.time = std::move(run.time);
   result.counters = std::move(run.counters);
   result.energy = run.energy;

@@ -20,7 +20,7 @@
 
 #include "backend/cuda/device_monitor.hpp"
 #include "backend/cuda/launch_check.hpp"
-#include "backend/cuda/lru_cache.hpp"
+#include "backend/worker/lru_cache.hpp"
 #include "backend/cuda/nvrtc_compiler.hpp"
 #include "steer/backend.hpp"
 #include "steer/counters.hpp"
@@ -294,7 +294,7 @@ TEST(DeviceMonitor, NamesTheClockEventReasonsInWords) {
 }
 
 TEST(LruCache, EvictsTheLeastRecentlyUsedBeyondItsBudget) {
-  cuda::LruCache<int> cache(10);
+  worker::LruCache<int> cache(10);
   cache.insert("a", 1, 4);
   cache.insert("b", 2, 4);
   ASSERT_NE(cache.find("a"), nullptr);  // a is now the most recent

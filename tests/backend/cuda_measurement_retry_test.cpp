@@ -9,7 +9,7 @@
 #include <deque>
 
 #include "backend/cuda/measurement_retry.hpp"
-#include "backend/cuda/worker_protocol.hpp"
+#include "backend/worker/protocol.hpp"
 
 namespace steer::cuda {
 namespace {
@@ -131,35 +131,6 @@ TEST(MeasurementRetry, AFailedKernelIsNotAFailedMeasurement) {
   EXPECT_TRUE(outcome.reply->context_lost) << "left for the backend, which replaces the worker and says so";
   EXPECT_EQ(worker.requests.size(), 1u);
   EXPECT_EQ(worker.replacements, 0);
-}
-
-TEST(WorkerProtocol, RunRepliesCarryAFailedMeasurement) {
-  RunReply reply = measurement_failure();
-  reply.warnings = {"a warning"};
-  MessageWriter written = encode(reply);
-  RunReply read = decode_run_reply(MessageReader(written.bytes()));
-  EXPECT_EQ(read.measure_failed, reply.measure_failed);
-  EXPECT_TRUE(read.context_lost);
-  EXPECT_EQ(read.samples_ms, reply.samples_ms);
-  EXPECT_EQ(read.warnings, reply.warnings);
-}
-
-TEST(WorkerProtocol, RunRepliesCarryTheDeviceConditions) {
-  RunReply reply;
-  EXPECT_FALSE(decode_run_reply(MessageReader(encode(reply).bytes())).conditions) << "none read, none carried";
-  reply.conditions = DeviceConditions{.sm_clock_mhz = 1410, .memory_clock_mhz = 3201, .power_watts = 699.5,
-                                      .power_limit_watts = 700, .temperature_c = 63, .throttle = "power cap"};
-  reply.warnings = {"after the conditions"};
-  RunReply read = decode_run_reply(MessageReader(encode(reply).bytes()));
-  ASSERT_TRUE(read.conditions);
-  EXPECT_EQ(read.conditions->sm_clock_mhz, 1410);
-  EXPECT_EQ(read.conditions->memory_clock_mhz, 3201);
-  EXPECT_EQ(read.conditions->power_watts, 699.5);
-  EXPECT_EQ(read.conditions->power_limit_watts, 700);
-  EXPECT_EQ(read.conditions->temperature_c, 63);
-  EXPECT_EQ(read.conditions->throttle, "power cap");
-  EXPECT_TRUE(std::isnan(read.conditions->other_load));
-  EXPECT_EQ(read.warnings, reply.warnings);
 }
 
 }  // namespace

@@ -111,10 +111,17 @@ TEST(TuneEndToEnd, KillNineThenResumeLosesNoFinishedTestAndDuplicatesNone) {
   ASSERT_EQ(resumed.exit_code, 0);
   auto summary = nlohmann::json::parse(resumed.output);
   EXPECT_EQ(summary["tests"], 60);
-  EXPECT_EQ(summary["resumed"].get<std::size_t>(), before.size());
 
+  // Killed during a test, the run left that test's configuration behind as running: resuming
+  // records it as failed rather than running it (and, were it the culprit, dying) again.
   std::vector<steer::Result> after = stored_results(db);
   ASSERT_EQ(after.size(), 60u);
+  std::size_t abandoned = 0;
+  for (const steer::Result& r : after) {
+    if (r.message.find("the tuner ended while this configuration ran") != std::string::npos) ++abandoned;
+  }
+  EXPECT_LE(abandoned, 1u);
+  EXPECT_EQ(summary["resumed"].get<std::size_t>(), before.size() + abandoned);
   std::map<std::string, int> occurrences;
   for (const steer::Result& r : after) ++occurrences[r.key()];
   for (const auto& [key, count] : occurrences) EXPECT_EQ(count, 1) << key << " stored twice";

@@ -1,6 +1,8 @@
 // The SQLite results store: round trips, WAL, uniqueness, resume, reopening, schema.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cmath>
@@ -457,6 +459,75 @@ TEST(Store, ClosingAWriterFoldsTheWalIntoTheFileWhileOthersKeepItOpen) {
   std::filesystem::copy_file(file, copy);
   EXPECT_EQ(sql_text(copy, "SELECT COUNT(*) FROM tests"), "20");
   EXPECT_EQ(reader.count(reader.tunings().at(0).first), 20u);
+}
+
+// The running test of a process is named in the store until its result is: once that
+// process has ended without one, the next taker learns which configuration it died on.
+TEST(Store, NamesTheTestAProcessWasRunningWhenItEnded) {
+  ScratchDir dir;
+  const std::filesystem::path db = dir / "results.db";
+  std::int64_t tuning = 0;
+  {
+    Store store = Store::open(db);
+    tuning = store.tuning(kKey);
+  }
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    Store store = Store::open(db);
+    store.append(tuning, full_result(1));
+    store.mark_running(tuning, full_result(2));
+    store.append(tuning, full_result(2));  // finished: no longer running
+    store.mark_running(tuning, full_result(4));
+    ::_exit(0);  // dies during TILE=4
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+  Store store = Store::open(db);
+  store.mark_running(tuning, full_result(8));  // this process is alive: its test is not abandoned
+  const std::vector<AbandonedTest> abandoned = store.take_abandoned(tuning);
+  ASSERT_EQ(abandoned.size(), 1u);
+  EXPECT_EQ(abandoned[0].configuration, full_result(4).configuration);
+  EXPECT_EQ(abandoned[0].config_index, full_result(4).config_index);
+  EXPECT_NE(abandoned[0].process.find(std::to_string(child)), std::string::npos) << abandoned[0].process;
+  EXPECT_FALSE(abandoned[0].started.empty());
+  EXPECT_TRUE(store.take_abandoned(tuning).empty()) << "taken once";
+  EXPECT_EQ(sql_text(db, "SELECT config_key FROM running"), full_result(8).key());
+  store.append(tuning, full_result(8));
+  EXPECT_EQ(sql_text(db, "SELECT COUNT(*) FROM running"), "0") << "a stored result ends its running record";
+  store.mark_running(tuning, full_result(16));
+  store.clear_running(tuning);
+  EXPECT_EQ(sql_text(db, "SELECT COUNT(*) FROM running"), "0");
+}
+
+// A store of version 3 (content keys, before the running tests) opens read-only as it is,
+// and a writer upgrades it to the running table, keeping its tests.
+TEST(Store, OpensAVersion3StoreReadOnlyAndUpgradesIt) {
+  ScratchDir dir;
+  const std::filesystem::path db = dir / "results.db";
+  {
+    Store store = Store::open(db);
+    store.append(store.tuning(kKey), full_result(4));
+  }
+  sqlite3* connection = nullptr;
+  sqlite3_open(db.c_str(), &connection);
+  ASSERT_EQ(sqlite3_exec(connection, "DROP TABLE running; PRAGMA user_version = 3", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(connection);
+  {
+    Store reader = Store::open_read_only(db);
+    ASSERT_EQ(reader.tunings().size(), 1u);
+    EXPECT_EQ(reader.results(reader.tunings()[0].first).size(), 1u);
+  }
+  EXPECT_EQ(sql_text(db, "PRAGMA user_version"), "3") << "reading changes nothing";
+  Store store = Store::open(db);
+  EXPECT_EQ(sql_text(db, "PRAGMA user_version"), std::to_string(Store::schema_version()));
+  const std::int64_t tuning = store.tunings().at(0).first;
+  EXPECT_EQ(store.results(tuning).size(), 1u);
+  store.mark_running(tuning, full_result(8));
+  EXPECT_EQ(sql_text(db, "SELECT config_key FROM running"), full_result(8).key());
 }
 
 TEST(Store, CountersAreQueryableByName) {

@@ -20,6 +20,11 @@ class FakeBackend final : public Backend {
   std::function<double(const KernelInstance&)> runtime_ms = [](const KernelInstance&) { return 1.0; };
   std::function<bool(const KernelInstance&)> compile_fails = [](const KernelInstance&) { return false; };
   std::function<bool(const KernelInstance&)> launch_fails = [](const KernelInstance&) { return false; };
+  bool failures_independent_of_configuration = false;  // what launch_fails' failures claim
+  // Called first in every run(): a test may throw (Interrupted), end the process, or look at
+  // the options.
+  std::function<void(const KernelInstance&, const RunOptions&)> before_run = [](const KernelInstance&,
+                                                                                const RunOptions&) {};
   std::function<bool(const KernelInstance&)> wrong_output = [](const KernelInstance&) { return false; };
   // Joules per launch, when energy is asked for; counters, when they are (2 "passes").
   std::function<double(const KernelInstance&)> joules = [](const KernelInstance&) { return 1.0; };
@@ -49,12 +54,14 @@ class FakeBackend final : public Backend {
     return kernel;
   }
   RunResult run(const CompiledKernel&, const KernelInstance& instance, const RunOptions& options) override {
+    before_run(instance, options);
     ++runs;
     run_order.push_back(instance.config_index);
     RunResult result;
     if (launch_fails(instance)) {
       result.status = Status::LaunchError;
       result.message = "fake launch failure";
+      result.independent_of_configuration = failures_independent_of_configuration;
       return result;
     }
     double t = runtime_ms(instance);

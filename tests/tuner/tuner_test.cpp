@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -705,6 +706,128 @@ TEST_F(TunerTest, GflopsPerWattWithoutAFlopCountIsAClearError) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("FLOP count"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+}  // namespace steer
+
+namespace steer {
+namespace {
+
+// A test abandoned by Ctrl-C has no result: it is neither stored nor counted, and the run
+// ends at once.
+TEST_F(TunerTest, AnInterruptDuringATestEndsTheRunAndStoresNothingForThatTest) {
+  std::atomic<bool> interrupt{false};
+  backend_.before_run = [&](const KernelInstance& instance, const RunOptions& options) {
+    EXPECT_EQ(options.interrupt, &interrupt) << "the backend can see the interrupt";
+    if (backend_.runs.load() == 3) {
+      interrupt = true;
+      throw Interrupted(fmt::format("interrupted during configuration {}", instance.config_index));
+    }
+  };
+  TuneOptions options;
+  options.interrupt = &interrupt;
+  Store store = Store::open(dir_ / "results.db");
+  TuneSummary summary = run("exhaustive", options, &store, 5);
+  EXPECT_TRUE(summary.interrupted);
+  EXPECT_EQ(summary.stop_reason, "interrupted");
+  EXPECT_EQ(summary.tests, 3u);
+  EXPECT_TRUE(summary.finalists.empty()) << "no final check after an interrupt";
+  const auto tunings = store.tunings();
+  ASSERT_EQ(tunings.size(), 1u);
+  EXPECT_EQ(store.results(tunings[0].first).size(), 3u);
+  EXPECT_TRUE(store.take_abandoned(tunings[0].first).empty());
+}
+
+// The whole process dies during a test (here by _exit; a crash of the tuner itself, a
+// kill -9): the next run of the tuning records that configuration as failed instead of
+// running it, and dying on it, again.
+TEST_F(TunerTest, AConfigurationTheProcessDiedOnIsRecordedAsFailedWhenTheTuningResumes) {
+  const fs::path db = dir_ / "results.db";
+  { Store store = Store::open(db); }
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    backend_.before_run = [](const KernelInstance& instance, const RunOptions&) {
+      if (define(instance, "A") == 2 && define(instance, "B") == 4) ::_exit(7);
+    };
+    Store store = Store::open(db);
+    run("exhaustive", {}, &store);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 7) << "the child did not die on A=2,B=4";
+
+  std::vector<std::string> warnings;
+  TuneOptions options;
+  options.on_warning = [&](const std::string& w) { warnings.push_back(w); };
+  Store store = Store::open(db);
+  TuneSummary summary = run("exhaustive", options, &store);
+  EXPECT_EQ(summary.tests, 11u);
+  for (std::uint64_t config : backend_.run_order) {
+    EXPECT_NE(space_->key(config), "A=2,B=4") << "the configuration the process died on ran again";
+  }
+  const Result* died = nullptr;
+  for (const Result& r : summary.results) {
+    if (r.key() == "A=2,B=4") died = &r;
+  }
+  ASSERT_NE(died, nullptr);
+  EXPECT_EQ(died->status, Status::LaunchError);
+  EXPECT_NE(died->message.find("the tuner ended while this configuration ran"), std::string::npos) << died->message;
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("A=2,B=4 was running when an earlier run of this tuning ended"), std::string::npos)
+      << warnings[0];
+  EXPECT_EQ(summary.warnings, warnings);
+}
+
+// An argument list the kernel does not take fails every test alike: the run stops with that
+// error after kFailEarlyTests tests, and stores none of them.
+TEST_F(TunerTest, TheFirstTestsFailingAlikeForAReasonOutsideTheConfigurationStopTheRun) {
+  backend_.launch_fails = [](const KernelInstance&) { return true; };
+  backend_.failures_independent_of_configuration = true;
+  Store store = Store::open(dir_ / "results.db");
+  try {
+    run("exhaustive", {}, &store);
+    FAIL() << "expected the run to stop";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(fmt::format("the first {} tests failed the same way", kFailEarlyTests)), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("fake launch failure"), std::string::npos) << message;
+    EXPECT_NE(message.find("A=1,B=1"), std::string::npos) << "names the configurations: " << message;
+  }
+  EXPECT_EQ(backend_.runs.load(), static_cast<int>(kFailEarlyTests));
+  const auto tunings = store.tunings();
+  ASSERT_EQ(tunings.size(), 1u);
+  EXPECT_EQ(store.results(tunings[0].first).size(), 0u);
+  EXPECT_TRUE(store.take_abandoned(tunings[0].first).empty()) << "the last test is not left as running";
+}
+
+// The same failures after a valid test do not stop the run: they belong to configurations,
+// and are stored like any other.
+TEST_F(TunerTest, FailuresOfThatKindAfterAValidTestAreStoredAndTheRunGoesOn) {
+  backend_.launch_fails = [](const KernelInstance& i) { return define(i, "A") != 1 || define(i, "B") == 1; };
+  backend_.failures_independent_of_configuration = true;
+  Store store = Store::open(dir_ / "results.db");
+  TuneSummary summary = run("exhaustive", {}, &store);  // A=1,B=1 fails, A=1,B=2 is valid
+  EXPECT_EQ(summary.tests, 11u);
+  EXPECT_EQ(summary.valid, 3u);
+  EXPECT_EQ(store.results(store.tunings()[0].first).size(), 11u);
+}
+
+// The hang timeout: TuneOptions::timeout_ms, else the spec's kernel.timeout_ms, else 10 s.
+TEST_F(TunerTest, TheHangTimeoutComesFromTheOptionsElseTheSpec) {
+  std::vector<double> seen;
+  backend_.before_run = [&](const KernelInstance&, const RunOptions& options) { seen.push_back(options.timeout_ms); };
+  TuneOptions one;
+  one.stop.tests = 1;
+  run("exhaustive", one);
+  spec_.kernel->timeout_ms = 1234;
+  run("exhaustive", one);
+  one.timeout_ms = 99;
+  run("exhaustive", one);
+  EXPECT_EQ(seen, (std::vector<double>{10'000, 1234, 99}));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// The CUDA backend: NVRTC compiles in this process, a worker process runs (worker.hpp
-// says why a separate process, and how it is started).
+// The CUDA backend: NVRTC compiles in this process, a worker process runs the kernels
+// (backend/worker/process.hpp says why a separate process, and how it is started and
+// watched).
 //
 // Threads. compile() only runs NVRTC, so any number of threads may compile while run()
 // executes. It returns the cubin; the worker loads it as a module when it first runs
@@ -21,22 +22,22 @@
 // When it left CUDA unusable (illegal or misaligned address, illegal instruction, trap,
 // ...), or a launch was still running at timeout_ms, the worker ends, which also stops
 // the kernel; the backend starts a new worker, which uploads the arguments again, so
-// tuning goes on. Starting one takes a few hundred milliseconds. The backend waits for
-// the worker's reply without a limit of its own: the worker bounds every launch by
-// timeout_ms, but a driver call that hung would hang run() too.
+// tuning goes on. Starting one takes a few hundred milliseconds. The worker bounds every
+// launch by timeout_ms; behind it, the backend's watchdog ends a worker that stops
+// answering (a driver call that hung), and an interrupt (RunOptions::interrupt) ends the
+// worker at once.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <mutex>
 
-#include "backend/cuda/lru_cache.hpp"
 #include "backend/cuda/measurement_retry.hpp"
 #include "backend/cuda/nvrtc_compiler.hpp"
-#include "backend/cuda/worker.hpp"
+#include "backend/worker/lru_cache.hpp"
+#include "backend/worker/process.hpp"
 #include "steer/backend.hpp"
 
 namespace steer {
@@ -44,6 +45,12 @@ namespace cuda {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using worker::ArgumentSlot;
+using worker::RunReply;
+using worker::RunRequest;
+using worker::SharedLayout;
+using worker::SharedMemory;
+using worker::WorkerProcess;
 
 // Cubins kept for reuse. A cubin is typically 5-50 KiB, so this holds thousands.
 constexpr std::size_t kCubinCacheBytes = std::size_t{256} << 20;
@@ -87,7 +94,7 @@ class CudaBackend final : public Backend {
   std::uint64_t next_generation_ = 1;
 
   std::mutex cubin_mutex_;  // guards cubins_
-  LruCache<std::shared_ptr<const Cubin>> cubins_{kCubinCacheBytes};
+  worker::LruCache<std::shared_ptr<const Cubin>> cubins_{kCubinCacheBytes};
 
   std::mutex device_mutex_;  // serialises load() and run(): they own what follows
   SharedMemory memory_;      // the arguments, and room for the outputs
@@ -97,7 +104,7 @@ class CudaBackend final : public Backend {
 
 CudaBackend::CudaBackend(const BackendOptions& options) : device_index_(options.device) {
   // A first worker answers what the device is (this process never initialises CUDA).
-  worker_ = std::make_unique<WorkerProcess>(device_index_, nullptr, nullptr);
+  worker_ = std::make_unique<WorkerProcess>("cuda", worker::Setup{.device = device_index_}, nullptr);
   info_ = worker_->hello().device;
   info_.compiler_version = fmt::format("NVRTC {}", nvrtc_version());
 
@@ -129,12 +136,8 @@ void CudaBackend::load(const Program& program) {
   loaded->program.include_dirs = program.include_dirs;
   loaded->source_hash = std::hash<std::string>{}(program.source);
 
-  SharedLayout layout = layout_arguments(program.arguments);
-  SharedMemory memory = SharedMemory::create(layout.total_bytes, "steer-cuda-arguments");
-  for (std::size_t i = 0; i < program.arguments.size(); ++i) {
-    const std::vector<std::byte>& data = program.arguments[i].data;
-    if (!data.empty()) std::memcpy(memory.bytes().data() + layout.arguments[i].offset, data.data(), data.size());
-  }
+  SharedLayout layout = worker::layout_arguments(program.arguments);
+  SharedMemory memory = worker::share_arguments(program.arguments, layout, "steer-cuda-arguments");
 
   std::lock_guard device_lock(device_mutex_);
   {
@@ -144,7 +147,8 @@ void CudaBackend::load(const Program& program) {
     loaded->generation = next_generation_++;
   }
   worker_.reset();  // frees the device for the new worker
-  worker_ = std::make_unique<WorkerProcess>(device_index_, &memory, &layout);
+  worker_ = std::make_unique<WorkerProcess>(
+      "cuda", worker::Setup{.device = device_index_, .has_program = true, .layout = layout}, &memory);
   memory_ = std::move(memory);
   layout_ = std::move(layout);
   std::lock_guard lock(program_mutex_);
@@ -187,7 +191,8 @@ std::unique_ptr<CompiledKernel> CudaBackend::compile(const KernelInstance& insta
 void CudaBackend::restart_worker(const std::string& reason) {
   worker_.reset();
   try {
-    worker_ = std::make_unique<WorkerProcess>(device_index_, &memory_, &layout_);
+    worker_ = std::make_unique<WorkerProcess>(
+        "cuda", worker::Setup{.device = device_index_, .has_program = true, .layout = layout_}, &memory_);
   } catch (const BackendError& e) {
     throw BackendError(fmt::format("could not restart the CUDA worker process after {}: {}", reason, e.what()));
   }
@@ -223,23 +228,34 @@ RunResult CudaBackend::run(const CompiledKernel& compiled, const KernelInstance&
   request.options = options;
   request.threads = instance.grid[0] * instance.grid[1] * instance.grid[2] * instance.block[0] * instance.block[1] *
                     instance.block[2];
-  RunOutcome outcome = run_with_measurement_retry(
-      request, WorkerHandle{.run = [&](const RunRequest& r) { return worker_->run(r); },
-                            .death = [&] { return worker_->stop(); },
-                            .replace = [&](const std::string& reason) { restart_worker(reason); }});
+  bool hung = false;
+  RunOutcome outcome;
+  try {
+    outcome = run_with_measurement_retry(
+        request, WorkerHandle{.run = [&](const RunRequest& r) { return worker_->run(r); },
+                              .death =
+                                  [&] {
+                                    hung = worker_->hung();
+                                    return worker_->stop();
+                                  },
+                              .replace = [&](const std::string& reason) { restart_worker(reason); }});
+  } catch (const Interrupted&) {
+    worker_.reset();  // ended; the next run starts a new one
+    throw;
+  }
   std::optional<RunReply>& reply = outcome.reply;
 
   RunResult result;
   if (!reply) {
-    result.status = Status::LaunchError;
+    result.status = hung ? Status::Timeout : Status::LaunchError;
     result.message = fmt::format(
-        "the CUDA worker process died during the launch of '{}' (configuration {}): {}; "
-        "a new worker was started",
-        loaded->program.kernel_name, instance.config_index, outcome.death);
+        "the CUDA worker process {} during the launch of '{}' (configuration {}): {}; a new worker was started",
+        hung ? "stopped answering" : "died", loaded->program.kernel_name, instance.config_index, outcome.death);
     return result;
   }
   result.status = reply->status;
   result.message = std::move(reply->message);
+  result.independent_of_configuration = reply->independent_of_configuration;
   if (!reply->samples_ms.empty()) result.time = TimingStats::from_samples(std::move(reply->samples_ms));
   if (reply->outputs_written) result.outputs = output_views();
   // Asked for counters or energy on a machine that cannot measure them: an error for the
@@ -258,12 +274,6 @@ RunResult CudaBackend::run(const CompiledKernel& compiled, const KernelInstance&
     restart_worker(to_string(reply->status));
   }
   return result;
-}
-
-// A worker is this program run again with kWorkerVariable set (worker.hpp): it serves the
-// device from here, before main(), and never returns.
-[[gnu::constructor]] void serve_if_started_as_worker() {
-  if (std::getenv(kWorkerVariable)) serve_as_worker();
 }
 
 }  // namespace

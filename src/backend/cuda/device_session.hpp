@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "backend/cuda/driver_api.hpp"
-#include "backend/cuda/lru_cache.hpp"
+#include "backend/worker/lru_cache.hpp"
 #include "steer/spec.hpp"
 
 namespace steer::cuda {
@@ -74,7 +74,7 @@ class DeviceSession {
   Event start_, stop_;
   std::vector<DeviceArgument> arguments_;
   std::vector<void*> parameters_;
-  LruCache<LoadedModule> modules_;
+  worker::LruCache<LoadedModule> modules_;
 };
 
 }  // namespace steer::cuda

@@ -1,12 +1,19 @@
-#include "backend/cuda/worker_protocol.hpp"
+#include "backend/worker/protocol.hpp"
 
-namespace steer::cuda {
+#include <unistd.h>
+
+#include <cstring>
+
+namespace steer::worker {
 
 SharedLayout layout_arguments(const std::vector<HostArgument>& arguments) {
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  auto on_page = [page](std::size_t offset) { return (offset + page - 1) / page * page; };
   // Every slot starts on a 64-byte boundary, so buffers can be copied at full speed.
   auto aligned = [](std::size_t offset) { return (offset + 63) / 64 * 64; };
   SharedLayout layout;
-  std::size_t end = 0;
+  layout.inputs_offset = page;  // the heartbeat's page comes first
+  std::size_t end = layout.inputs_offset;
   for (const HostArgument& argument : arguments) {
     ArgumentSlot& slot = layout.arguments.emplace_back();
     slot.name = argument.name;
@@ -17,6 +24,8 @@ SharedLayout layout_arguments(const std::vector<HostArgument>& arguments) {
     slot.bytes = argument.data.size();
     end = slot.offset + slot.bytes;
   }
+  layout.outputs_offset = on_page(end);
+  end = layout.outputs_offset;
   for (ArgumentSlot& slot : layout.arguments) {
     if (!slot.output) continue;
     slot.output_offset = aligned(end);
@@ -26,9 +35,41 @@ SharedLayout layout_arguments(const std::vector<HostArgument>& arguments) {
   return layout;
 }
 
+SharedMemory share_arguments(const std::vector<HostArgument>& arguments, const SharedLayout& layout, const char* name) {
+  SharedMemory memory = SharedMemory::create(layout.total_bytes, name);
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    const std::vector<std::byte>& data = arguments[i].data;
+    if (!data.empty()) std::memcpy(memory.bytes().data() + layout.arguments[i].offset, data.data(), data.size());
+  }
+  return memory;
+}
+
+Heartbeat::Heartbeat(std::span<std::byte> memory) {
+  if (memory.size() >= sizeof(std::int64_t)) slot_ = reinterpret_cast<std::int64_t*>(memory.data());
+}
+
+void Heartbeat::promise(std::chrono::duration<double, std::milli> limit) noexcept {
+  if (!slot_) return;
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(limit);
+  std::atomic_ref<std::int64_t>(*slot_).store(deadline.time_since_epoch().count(), std::memory_order_relaxed);
+}
+
+void Heartbeat::idle() noexcept {
+  if (slot_) std::atomic_ref<std::int64_t>(*slot_).store(0, std::memory_order_relaxed);
+}
+
+std::optional<Heartbeat::Clock::time_point> Heartbeat::deadline() const noexcept {
+  if (!slot_) return std::nullopt;
+  const std::int64_t ticks = std::atomic_ref<std::int64_t>(*slot_).load(std::memory_order_relaxed);
+  if (ticks == 0) return std::nullopt;
+  return Clock::time_point(Clock::duration(ticks));
+}
+
 MessageWriter encode(const Setup& setup) {
   MessageWriter message;
-  message.put(setup.device).put(setup.has_program).put(setup.layout.total_bytes).put(setup.layout.arguments.size());
+  message.put(setup.platform).put(setup.device).put(setup.has_program);
+  message.put(setup.layout.inputs_offset).put(setup.layout.outputs_offset).put(setup.layout.total_bytes);
+  message.put(setup.layout.arguments.size());
   for (const ArgumentSlot& slot : setup.layout.arguments) {
     message.put(slot.name).put(slot.is_buffer).put(slot.type).put(slot.output).put(slot.offset).put(slot.bytes);
     message.put(slot.output_offset);
@@ -38,8 +79,11 @@ MessageWriter encode(const Setup& setup) {
 
 Setup decode_setup(MessageReader message) {
   Setup setup;
+  setup.platform = message.get<int>();
   setup.device = message.get<int>();
   setup.has_program = message.get<bool>();
+  setup.layout.inputs_offset = message.get<std::size_t>();
+  setup.layout.outputs_offset = message.get<std::size_t>();
   setup.layout.total_bytes = message.get<std::size_t>();
   setup.layout.arguments.resize(message.get<std::size_t>());
   for (ArgumentSlot& slot : setup.layout.arguments) {
@@ -57,7 +101,7 @@ Setup decode_setup(MessageReader message) {
 MessageWriter encode(const Hello& hello) {
   MessageWriter message;
   const DeviceInfo& d = hello.device;
-  message.put(hello.problem).put(d.backend).put(d.name).put(d.vendor).put(d.driver_version);
+  message.put(hello.problem).put(d.backend).put(d.name).put(d.vendor).put(d.driver_version).put(d.runs_on_host_cores);
   message.put(d.compute_capability_major).put(d.compute_capability_minor).put(d.multiprocessors);
   message.put(d.global_memory_bytes).put(d.max_shared_memory_per_block).put(d.max_threads_per_block);
   message.put(hello.limits);
@@ -72,6 +116,7 @@ Hello decode_hello(MessageReader message) {
   d.name = message.get_string();
   d.vendor = message.get_string();
   d.driver_version = message.get_string();
+  d.runs_on_host_cores = message.get<bool>();
   d.compute_capability_major = message.get<int>();
   d.compute_capability_minor = message.get<int>();
   d.multiprocessors = message.get<int>();
@@ -127,7 +172,8 @@ RunRequest decode_run_request(MessageReader message) {
 
 MessageWriter encode(const RunReply& reply) {
   MessageWriter message;
-  message.put(reply.status).put(reply.message).put(reply.samples_ms).put(reply.outputs_written);
+  message.put(reply.status).put(reply.message).put(reply.independent_of_configuration);
+  message.put(reply.samples_ms).put(reply.outputs_written);
   message.put(reply.context_lost);
   message.put(reply.counters.size());
   for (const auto& [name, value] : reply.counters) message.put(name).put(value);
@@ -149,6 +195,7 @@ RunReply decode_run_reply(MessageReader message) {
   RunReply reply;
   reply.status = message.get<Status>();
   reply.message = message.get_string();
+  reply.independent_of_configuration = message.get<bool>();
   reply.samples_ms = message.get_vector<double>();
   reply.outputs_written = message.get<bool>();
   reply.context_lost = message.get<bool>();
@@ -176,4 +223,4 @@ RunReply decode_run_reply(MessageReader message) {
   return reply;
 }
 
-}  // namespace steer::cuda
+}  // namespace steer::worker
