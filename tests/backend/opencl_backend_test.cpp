@@ -409,6 +409,78 @@ TEST_F(OpenclBackendTest, ArgumentsTheKernelDoesNotTakeAreNamedBeforeAnyLaunch) 
       << result.message;
 }
 
+std::span<const std::byte> bytes_of(const auto& values) { return std::as_bytes(std::span(values)); }
+
+// An application's launch (Backend::launch) runs in the worker too: its data travel through
+// the shared memory, the device keeps what the launch left, and a test run afterwards still
+// sees the inputs that were loaded.
+TEST_F(OpenclBackendTest, LaunchesOnTheApplicationsDataAndLeavesTheDeviceAsTheLaunchLeftIt) {
+  Program program;
+  program.language = Language::OpenCL;
+  program.source_name = "accumulate.cl";
+  program.kernel_name = "accumulate";
+  program.source = R"(
+    __kernel void accumulate(__global float* out, __global const float* a, const float scale) {
+      const int i = get_global_id(0);
+      out[i] += scale * a[i];
+    })";
+  HostArgument scale{.name = "scale", .is_buffer = false, .type = ElementType::F32};
+  scale.data.resize(sizeof(float));
+  const float loaded_scale = 1.0f;
+  std::memcpy(scale.data.data(), &loaded_scale, sizeof loaded_scale);
+  program.arguments = {float_buffer("out", std::vector<float>(kElements, 0.0f), true), float_buffer("a", iota(0)),
+                       scale};
+  backend_->load(program);
+  const KernelInstance instance = instance_1d(64);
+  const auto kernel = backend_->compile(instance);
+
+  std::vector<float> out(kElements, 1.0f), a(kElements, 2.0f), read(kElements, -1.0f);
+  const float application_scale = 3.0f;
+  RunResult launched =
+      backend_->launch(*kernel, instance, {.inputs = {bytes_of(out), bytes_of(a), bytes_of(std::span(&application_scale, 1))},
+                                           .outputs = {std::as_writable_bytes(std::span(read))}},
+                       10'000);
+  ASSERT_EQ(launched.status, Status::Ok) << launched.message;
+  EXPECT_EQ(launched.time.samples_ms.size(), 1u);
+  EXPECT_TRUE(launched.outputs.empty());
+  for (int i = 0; i < kElements; i += 997) ASSERT_EQ(read[i], 1.0f + 3.0f * 2.0f) << "at " << i;
+
+  // No inputs given: the device's buffers as the last launch left them, the loaded scalar.
+  launched = backend_->launch(*kernel, instance, {.outputs = {std::as_writable_bytes(std::span(read))}}, 10'000);
+  ASSERT_EQ(launched.status, Status::Ok) << launched.message;
+  for (int i = 0; i < kElements; i += 997) ASSERT_EQ(read[i], 7.0f + 1.0f * 2.0f) << "at " << i;
+
+  // A test restores what was loaded before its launches.
+  const RunResult tested = backend_->run(*kernel, instance, {.warmup = 1, .repetitions = 2});
+  ASSERT_EQ(tested.status, Status::Ok) << tested.message;
+  const std::vector<float> tested_out = as_floats(tested.outputs.at(0));
+  for (int i = 0; i < kElements; i += 997) ASSERT_EQ(tested_out[i], static_cast<float>(i)) << "at " << i;
+
+  std::vector<float> too_short(kElements / 2);
+  EXPECT_THROW(backend_->launch(*kernel, instance, {.inputs = {bytes_of(too_short), {}, {}}}, 10'000), BackendError);
+  EXPECT_THROW(backend_->launch(*kernel, instance, {.inputs = {bytes_of(out)}}, 10'000), BackendError)
+      << "one input per argument, or none";
+  EXPECT_THROW(backend_->launch(*kernel, instance, {.outputs = {std::as_writable_bytes(std::span(too_short))}}, 10'000),
+               BackendError);
+}
+
+// A launch on the application's data that hangs is a timeout like any other: the worker is
+// replaced, and the next launch works.
+TEST_F(OpenclBackendTest, AnApplicationsLaunchThatHangsIsATimeoutAndTheNextWorks) {
+  const FaultyProgram hang = vector_add_with_fault("for (uint k = 0;; k = (k + 1) & 0xffff) c[i] = k;");
+  backend_->load(hang.program);
+  const auto hanging = backend_->compile(hang.faulty);
+  const auto adding = backend_->compile(hang.correct);
+  std::vector<float> c(kElements);
+  const LaunchData data{.outputs = {std::as_writable_bytes(std::span(c))}};
+  const RunResult timeout = backend_->launch(*hanging, hang.faulty, data, 500);
+  EXPECT_EQ(timeout.status, Status::Timeout) << timeout.message;
+  EXPECT_NE(timeout.message.find("replaced"), std::string::npos) << timeout.message;
+  const RunResult added = backend_->launch(*adding, hang.correct, data, 10'000);
+  ASSERT_EQ(added.status, Status::Ok) << added.message;
+  for (int i = 0; i < kElements; i += 997) ASSERT_EQ(c[i], i + 2.0f * (i + 1)) << "at " << i;
+}
+
 TEST_F(OpenclBackendTest, RejectsCudaSource) {
   Program program = vector_add_program();
   program.language = Language::Cuda;

@@ -66,14 +66,66 @@ TEST(WorkerProtocol, TheSetupCarriesTheDeviceAndTheLayout) {
   EXPECT_TRUE(read.has_program);
   EXPECT_EQ(read.layout.inputs_offset, setup.layout.inputs_offset);
   EXPECT_EQ(read.layout.outputs_offset, setup.layout.outputs_offset);
+  EXPECT_EQ(read.layout.application_offset, setup.layout.application_offset);
   EXPECT_EQ(read.layout.total_bytes, setup.layout.total_bytes);
   ASSERT_EQ(read.layout.arguments.size(), 2u);
   EXPECT_EQ(read.layout.arguments[1].output_offset, setup.layout.arguments[1].output_offset);
+  EXPECT_EQ(read.layout.arguments[1].application_offset, setup.layout.arguments[1].application_offset);
+}
+
+TEST(WorkerProtocol, ARequestCarriesAnApplicationsLaunch) {
+  RunRequest request;
+  request.key = "key";
+  request.instance.grid = {4, 1, 1};
+  request.options.timeout_ms = 250;
+  request.application = true;
+  request.written = {1, 0, 1};
+  request.read = {0, 1, 0};
+  const RunRequest read = decode_run_request(MessageReader(encode(request).bytes()));
+  EXPECT_EQ(read.key, "key");
+  EXPECT_EQ(read.instance.grid, request.instance.grid);
+  EXPECT_EQ(read.options.timeout_ms, 250);
+  EXPECT_TRUE(read.application);
+  EXPECT_EQ(read.written, request.written);
+  EXPECT_EQ(read.read, request.read);
+  EXPECT_FALSE(decode_run_request(MessageReader(encode(RunRequest{}).bytes())).application);
+}
+
+// Backend::launch's data go to the application area and back, checked against the
+// arguments' sizes before anything is sent.
+TEST(WorkerProtocol, AnApplicationsDataTravelThroughItsOwnAreaOfTheSharedMemory) {
+  HostArgument scalar{.name = "n", .is_buffer = false, .type = ElementType::I32, .data = std::vector<std::byte>(4)};
+  const std::vector<HostArgument> arguments{bytes_argument("in", 8, false), bytes_argument("out", 4, true), scalar};
+  const SharedLayout layout = layout_arguments(arguments);
+  const SharedMemory memory = share_arguments(arguments, layout, "steer-test");
+  const std::vector<std::byte> in(8, std::byte{7}), n(4, std::byte{9});
+  std::vector<std::byte> out(4, std::byte{0});
+  const LaunchData data{.inputs = {in, {}, n}, .outputs = {out}};
+  RunRequest request;
+  stage_launch_data(layout, memory, data, request);
+  EXPECT_TRUE(request.application);
+  EXPECT_EQ(request.written, (std::vector<std::uint8_t>{1, 0, 1}));
+  EXPECT_EQ(request.read, (std::vector<std::uint8_t>{0, 1, 0}));
+  EXPECT_EQ(memory.bytes()[layout.arguments[0].application_offset + 7], std::byte{7});
+  EXPECT_EQ(memory.bytes()[layout.arguments[2].application_offset], std::byte{9});
+  EXPECT_EQ(memory.bytes()[layout.arguments[0].offset], std::byte{0}) << "the loaded inputs stay as they were";
+
+  memory.bytes()[layout.arguments[1].application_offset + 3] = std::byte{5};  // what a worker read back
+  deliver_launch_outputs(layout, memory, data);
+  EXPECT_EQ(out[3], std::byte{5});
+
+  const std::vector<std::byte> wrong(3);
+  RunRequest refused;
+  EXPECT_THROW(stage_launch_data(layout, memory, LaunchData{.inputs = {wrong, {}, {}}}, refused), BackendError);
+  EXPECT_THROW(stage_launch_data(layout, memory, LaunchData{.inputs = {in}}, refused), BackendError);
+  std::vector<std::byte> small(3);
+  EXPECT_THROW(stage_launch_data(layout, memory, LaunchData{.outputs = {small}}, refused), BackendError);
 }
 
 // The heartbeat has a page of its own, and so do the inputs, which a worker can then
-// protect from its kernels; every slot is 64-byte aligned.
-TEST(WorkerProtocol, TheLayoutPutsTheHeartbeatInputsAndOutputsOnPagesOfTheirOwn) {
+// protect from its kernels, the outputs and the application's data; every slot is 64-byte
+// aligned.
+TEST(WorkerProtocol, TheLayoutPutsTheHeartbeatInputsOutputsAndApplicationDataOnPagesOfTheirOwn) {
   const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   SharedLayout layout = layout_arguments({bytes_argument("a", 3, false), bytes_argument("b", 5, true)});
   EXPECT_EQ(layout.inputs_offset, page);
@@ -82,7 +134,11 @@ TEST(WorkerProtocol, TheLayoutPutsTheHeartbeatInputsAndOutputsOnPagesOfTheirOwn)
   EXPECT_EQ(layout.outputs_offset % page, 0u);
   EXPECT_GE(layout.outputs_offset, page + 64 + 5);
   EXPECT_EQ(layout.arguments[1].output_offset, layout.outputs_offset);
-  EXPECT_EQ(layout.total_bytes, layout.outputs_offset + 5);
+  EXPECT_EQ(layout.application_offset % page, 0u);
+  EXPECT_GE(layout.application_offset, layout.outputs_offset + 5);
+  EXPECT_EQ(layout.arguments[0].application_offset, layout.application_offset);
+  EXPECT_EQ(layout.arguments[1].application_offset, layout.application_offset + 64);
+  EXPECT_EQ(layout.total_bytes, layout.application_offset + 64 + 5);
 }
 
 TEST(WorkerHeartbeat, SaysByWhenTheWorkerPromisedToBeDone) {

@@ -164,9 +164,10 @@ class Worker final : public worker::DeviceServer {
     memory_ = &memory;
     // Page-locking the shared memory makes reading outputs back a DMA at full PCIe speed
     // instead of a staged copy (several times faster for gigabyte outputs). Pageable
-    // memory still works, so a refusal (e.g. a locked-memory limit) only costs speed.
-    if (!memory.bytes().empty()) {
-      (void)driver().cuMemHostRegister(memory.bytes().data(), memory.bytes().size(), 0);
+    // memory still works, so a refusal (e.g. a locked-memory limit) only costs speed. The
+    // application area stays pageable: locking would allocate it, and only launch() uses it.
+    if (setup.layout.application_offset > 0) {
+      (void)driver().cuMemHostRegister(memory.bytes().data(), setup.layout.application_offset, 0);
     }
     std::vector<DeviceSession::ArgumentData> arguments;
     for (const worker::ArgumentSlot& slot : slots_) {

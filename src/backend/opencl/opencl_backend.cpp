@@ -4,11 +4,13 @@
 //
 // Threads. compile() builds the program in a context of this process's own (the API is
 // thread-safe, so any number of threads may compile while run() executes) and keeps the
-// program binary (CL_PROGRAM_BINARIES), which the worker builds its kernel from. load() and
-// run() are serialised by one lock.
+// program binary (CL_PROGRAM_BINARIES), which the worker builds its kernel from. load(),
+// run() and launch() are serialised by one lock.
 //
 // Data. load() writes the arguments into a memory file shared with the worker, which
-// uploads them once; outputs come back through the same file.
+// uploads them once; outputs come back through the same file. So does an application's
+// data for launch(): written into the file's application area, written to the device by the
+// worker before the launch, read back into the area after it.
 //
 // Failures. A launch beyond the device's limits (work-group size, local memory) and a kernel
 // whose parameters do not match the arguments are reported before anything is launched. A
@@ -224,8 +226,7 @@ class OpenclBackend final : public Backend {
   }
 
   RunResult run(const CompiledKernel& compiled, const KernelInstance& instance, const RunOptions& options) override {
-    const auto* kernel = dynamic_cast<const OpenclKernel*>(&compiled);
-    if (kernel == nullptr) throw BackendError("OpenCL backend: run() got a kernel compiled by another backend");
+    const OpenclKernel& kernel = ours(compiled, "run()");
     // Said before anything runs, rather than tests that silently lack what was asked for.
     if (options.measure.counters || options.measure.energy) {
       throw BackendError(fmt::format("the OpenCL backend ({}) cannot measure {}: hardware counters and energy need "
@@ -233,25 +234,80 @@ class OpenclBackend final : public Backend {
                                      info_.name, options.measure.counters ? "hardware counters" : "energy"));
     }
     std::lock_guard device_lock(device_mutex_);
-    std::shared_ptr<const LoadedProgram> loaded = current_program();
-    if (!loaded) throw BackendError("OpenCL backend: run() needs a program; call load() first");
-    if (kernel->program_generation != loaded->generation) {
-      throw BackendError("OpenCL backend: run() was given a kernel compiled for a program loaded earlier");
-    }
-    if (auto problem = check_launch_limits(*kernel, instance)) return {.status = Status::LaunchError, .message = *problem};
-    if (auto problem = check_parameters(*kernel, *loaded, instance)) {
-      return {.status = Status::LaunchError, .message = *problem, .independent_of_configuration = true};
-    }
-    if (!worker_) restart_worker("an earlier failure to start it");
+    const std::shared_ptr<const LoadedProgram> loaded = program_of(kernel, "run()");
+    if (std::optional<RunResult> refused = refuse(kernel, *loaded, instance)) return *refused;
+    return exchange(kernel, *loaded, request_for(kernel, *loaded, instance, options));
+  }
 
+  // One launch on the application's data, in the worker like every launch: the data travel
+  // through the shared memory's application area (worker::stage_launch_data), and the
+  // device's buffers keep what the launch left in them.
+  RunResult launch(const CompiledKernel& compiled, const KernelInstance& instance, const LaunchData& data,
+                   double timeout_ms) override {
+    const OpenclKernel& kernel = ours(compiled, "launch()");
+    std::lock_guard device_lock(device_mutex_);
+    const std::shared_ptr<const LoadedProgram> loaded = program_of(kernel, "launch()");
+    RunOptions once;
+    once.warmup = 0;
+    once.repetitions = 1;
+    once.timeout_ms = timeout_ms;
+    once.read_outputs = false;
+    RunRequest request = request_for(kernel, *loaded, instance, once);
+    worker::stage_launch_data(layout_, memory_, data, request);
+    if (std::optional<RunResult> refused = refuse(kernel, *loaded, instance)) return *refused;
+    RunResult result = exchange(kernel, *loaded, request);
+    if (result.status == Status::Ok) worker::deliver_launch_outputs(layout_, memory_, data);
+    return result;
+  }
+
+ private:
+  static const OpenclKernel& ours(const CompiledKernel& compiled, const char* call) {
+    const auto* kernel = dynamic_cast<const OpenclKernel*>(&compiled);
+    if (kernel == nullptr) throw BackendError(fmt::format("OpenCL backend: {} got a kernel compiled by another backend", call));
+    return *kernel;
+  }
+
+  // The program `kernel` was compiled for, which must be the one loaded (under device_mutex_).
+  std::shared_ptr<const LoadedProgram> program_of(const OpenclKernel& kernel, const char* call) const {
+    std::shared_ptr<const LoadedProgram> loaded = current_program();
+    if (!loaded) throw BackendError(fmt::format("OpenCL backend: {} needs a program; call load() first", call));
+    if (kernel.program_generation != loaded->generation) {
+      throw BackendError(fmt::format("OpenCL backend: {} was given a kernel compiled for a program loaded earlier", call));
+    }
+    return loaded;
+  }
+
+  // Why the launch is not even sent to the worker: beyond the device's limits, or arguments
+  // the kernel does not take.
+  std::optional<RunResult> refuse(const OpenclKernel& kernel, const LoadedProgram& loaded,
+                                  const KernelInstance& instance) const {
+    if (auto problem = check_launch_limits(kernel, instance)) {
+      return RunResult{.status = Status::LaunchError, .message = *problem};
+    }
+    if (auto problem = check_parameters(kernel, loaded, instance)) {
+      return RunResult{.status = Status::LaunchError, .message = *problem, .independent_of_configuration = true};
+    }
+    return std::nullopt;
+  }
+
+  static RunRequest request_for(const OpenclKernel& kernel, const LoadedProgram& loaded, const KernelInstance& instance,
+                                const RunOptions& options) {
     RunRequest request;
-    request.key = kernel->cache_key;
-    request.symbol = loaded->kernel_name;
-    request.kernel_name = loaded->kernel_name;
-    request.image = kernel->binary;
+    request.key = kernel.cache_key;
+    request.symbol = loaded.kernel_name;
+    request.kernel_name = loaded.kernel_name;
+    request.image = kernel.binary;
     request.instance = instance;
     request.instance.defines.clear();  // compiled into the binary already
     request.options = options;
+    return request;
+  }
+
+  // Sends `request` to the worker and makes a result of its reply; a worker that died, hung
+  // or lost its context is replaced (under device_mutex_).
+  RunResult exchange(const OpenclKernel& kernel, const LoadedProgram& loaded, const RunRequest& request) {
+    const KernelInstance& instance = request.instance;
+    if (!worker_) restart_worker("an earlier failure to start it");
     std::optional<RunReply> reply;
     try {
       reply = worker_->run(request);
@@ -266,13 +322,13 @@ class OpenclBackend final : public Backend {
       return {.status = hung ? Status::Timeout : Status::LaunchError,
               .message = fmt::format("the OpenCL worker process {} during the launch of '{}' (configuration {}, grid "
                                      "{}, block {}): {}; a new worker was started",
-                                     hung ? "stopped answering" : "died", loaded->kernel_name, instance.config_index,
+                                     hung ? "stopped answering" : "died", loaded.kernel_name, instance.config_index,
                                      describe_size(instance.grid), describe_size(instance.block), death)};
     }
     RunResult result{.status = reply->status,
                      .message = std::move(reply->message),
                      .independent_of_configuration = reply->independent_of_configuration};
-    if (result.status == Status::LaunchError) result.message += launch_failure_note(*kernel, instance);
+    if (result.status == Status::LaunchError) result.message += launch_failure_note(kernel, instance);
     if (!reply->samples_ms.empty()) result.time = TimingStats::from_samples(std::move(reply->samples_ms));
     if (reply->outputs_written) result.outputs = output_views();
     if (reply->context_lost) {
@@ -284,7 +340,6 @@ class OpenclBackend final : public Backend {
     return result;
   }
 
- private:
   worker::Setup setup(const SharedLayout& layout) const {
     return worker::Setup{.platform = options_.platform, .device = options_.device, .has_program = true, .layout = layout};
   }
@@ -413,7 +468,7 @@ class OpenclBackend final : public Backend {
   std::shared_ptr<const LoadedProgram> program_;
   std::uint64_t next_generation_ = 1;
 
-  std::mutex device_mutex_;  // serialises load() and run(): they own what follows
+  std::mutex device_mutex_;  // serialises load(), run() and launch(): they own what follows
   SharedMemory memory_;      // the arguments, and room for the outputs
   SharedLayout layout_;
   std::unique_ptr<WorkerProcess> worker_;

@@ -5,7 +5,9 @@
 // it is restored from (device to device) before every launch, so that every launch computes
 // the same thing. Buffers that start as zeros are restored with clEnqueueFillBuffer instead,
 // which saves the copy's memory. A CUDA-style dynamic shared memory size is passed to the
-// kernel as one extra trailing `__local` argument of that many bytes.
+// kernel as one extra trailing `__local` argument of that many bytes. An application's launch
+// (Backend::launch) restores nothing: it writes the application's inputs over the buffers,
+// launches once and reads the outputs back, so the buffers keep what it left in them.
 //
 // A launch that does not finish within its limit cannot be taken back from an OpenCL queue,
 // and a kernel that failed may leave the context unusable: the reply then says the context
@@ -24,6 +26,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -159,6 +162,10 @@ class Worker final : public worker::DeviceServer {
     for (std::size_t i = 0; i < slots_.size(); ++i) {
       if (slots_[i].is_buffer) buffers_[i] = upload(slots_[i]);
     }
+    // The buffers hold the loaded arguments from the start: an application's launch restores
+    // nothing, and may give only some of them.
+    restore_buffers();
+    check(clFinish(queue_.get()), "clFinish", "uploading the arguments");
     // The kernels run in this process on a CPU device: a stray write into the inputs would
     // otherwise reach every later worker, which uploads them from here.
     const std::size_t inputs = setup.layout.outputs_offset - setup.layout.inputs_offset;
@@ -174,15 +181,9 @@ class Worker final : public worker::DeviceServer {
     } catch (const Error& e) {
       return failed(fmt::format("the program binary of '{}' could not be loaded: {}", request.kernel_name, e.what()));
     }
-    if (std::optional<RunReply> problem = set_arguments(kernel, request.instance)) return *problem;
+    if (std::optional<RunReply> problem = set_arguments(kernel, request)) return *problem;
 
-    const KernelInstance& instance = request.instance;
     const RunOptions& options = request.options;
-    std::array<std::size_t, 3> global{}, local{};
-    for (std::size_t d = 0; d < 3; ++d) {
-      global[d] = instance.grid[d] * instance.block[d];
-      local[d] = instance.block[d];
-    }
     double timed_ms = 0;
     const auto timing_done = [&] {
       if (reply.samples_ms.empty() || timed_ms < options.min_total_ms) return false;
@@ -190,38 +191,23 @@ class Worker final : public worker::DeviceServer {
       return static_cast<int>(reply.samples_ms.size()) >= options.repetitions;
     };
     try {
-      for (int launch = 0; launch < options.warmup || !timing_done(); ++launch) {
+      if (request.application) {
+        // One launch on the application's data, as the application would make it.
+        write_application_inputs(request);
+        double ms = 0;
+        if (std::optional<RunReply> failure = launch(kernel, request, heartbeat, ms)) return *failure;
+        reply.samples_ms.push_back(ms);
+        heartbeat.promise(std::chrono::duration<double, std::milli>(options.timeout_ms));
+        read_application_outputs(request);
+        return reply;
+      }
+      for (int launch_number = 0; launch_number < options.warmup || !timing_done(); ++launch_number) {
         restore_buffers();
-        cl_event raw_event = nullptr;
-        if (cl_int error = clEnqueueNDRangeKernel(queue_.get(), kernel, 3, nullptr, global.data(), local.data(), 0,
-                                                  nullptr, &raw_event);
-            error != CL_SUCCESS) {
-          RunReply failure = failed(fmt::format("clEnqueueNDRangeKernel: {} (grid {}, block {})", error_name(error),
-                                                describe_size(instance.grid), describe_size(instance.block)));
-          // Not every argument was set: the kernel takes more than the program passes.
-          failure.independent_of_configuration = error == CL_INVALID_KERNEL_ARGS;
-          return failure;
-        }
-        const Event event(raw_event);
-        // Some implementations (PoCL) compile a kernel for its work-group size at its first
-        // launch, which can take seconds: that launch may take that long to start running.
-        const bool first = launched_.insert(fmt::format("{}\n{}", request.key, describe_size(instance.block))).second;
-        const std::optional<cl_int> status =
-            wait_for_launch(queue_.get(), event.get(), options.timeout_ms, first ? kFirstLaunchCompileMs : 0, heartbeat);
-        if (!status) {
-          RunReply timeout = failed(fmt::format("the launch did not finish within the {} ms limit", options.timeout_ms));
-          timeout.status = Status::Timeout;
-          timeout.context_lost = true;  // it is still running: only the end of this process stops it
-          return timeout;
-        }
-        if (*status != CL_COMPLETE) {
-          RunReply failure = failed(fmt::format("kernel execution failed: {}", error_name(*status)));
-          failure.context_lost = true;  // the context of a failed kernel is not trusted again
-          return failure;
-        }
-        if (launch >= options.warmup) {
-          reply.samples_ms.push_back(event_duration_ms(event.get()));
-          timed_ms += reply.samples_ms.back();
+        double ms = 0;
+        if (std::optional<RunReply> failure = launch(kernel, request, heartbeat, ms)) return *failure;
+        if (launch_number >= options.warmup) {
+          reply.samples_ms.push_back(ms);
+          timed_ms += ms;
         }
       }
       heartbeat.promise(std::chrono::duration<double, std::milli>(options.timeout_ms));
@@ -243,6 +229,55 @@ class Worker final : public worker::DeviceServer {
     reply.status = Status::LaunchError;
     reply.message = std::move(message);
     return reply;
+  }
+
+  // One launch of the request's geometry, waited for: its time in `ms`, or the reply that
+  // says why it failed.
+  std::optional<RunReply> launch(cl_kernel kernel, const RunRequest& request, Heartbeat& heartbeat, double& ms) {
+    const KernelInstance& instance = request.instance;
+    std::array<std::size_t, 3> global{}, local{};
+    for (std::size_t d = 0; d < 3; ++d) {
+      global[d] = instance.grid[d] * instance.block[d];
+      local[d] = instance.block[d];
+    }
+    cl_event raw_event = nullptr;
+    if (cl_int error =
+            clEnqueueNDRangeKernel(queue_.get(), kernel, 3, nullptr, global.data(), local.data(), 0, nullptr, &raw_event);
+        error != CL_SUCCESS) {
+      RunReply failure = failed(fmt::format("clEnqueueNDRangeKernel: {} (grid {}, block {})", error_name(error),
+                                            describe_size(instance.grid), describe_size(instance.block)));
+      // Not every argument was set: the kernel takes more than the program passes.
+      failure.independent_of_configuration = error == CL_INVALID_KERNEL_ARGS;
+      return failure;
+    }
+    const Event event(raw_event);
+    // Some implementations (PoCL) compile a kernel for its work-group size at its first
+    // launch, which can take seconds: that launch may take that long to start running.
+    const bool first = launched_.insert(fmt::format("{}\n{}", request.key, describe_size(instance.block))).second;
+    const double timeout_ms = request.options.timeout_ms;
+    const std::optional<cl_int> status =
+        wait_for_launch(queue_.get(), event.get(), timeout_ms, first ? kFirstLaunchCompileMs : 0, heartbeat);
+    if (!status) {
+      RunReply timeout = failed(fmt::format("the launch did not finish within the {} ms limit", timeout_ms));
+      timeout.status = Status::Timeout;
+      timeout.context_lost = true;  // it is still running: only the end of this process stops it
+      return timeout;
+    }
+    if (*status != CL_COMPLETE) {
+      RunReply failure = failed(fmt::format("kernel execution failed: {}", error_name(*status)));
+      failure.context_lost = true;  // the context of a failed kernel is not trusted again
+      return failure;
+    }
+    ms = event_duration_ms(event.get());
+    return std::nullopt;
+  }
+
+  // The bytes of argument `i` that a request passes: the application's for an application
+  // launch that writes it, else the loaded ones.
+  std::span<const std::byte> argument_bytes(const RunRequest& request, std::size_t i) const {
+    const worker::ArgumentSlot& slot = slots_[i];
+    const bool given = request.application && i < request.written.size() && request.written[i] != 0;
+    return memory_->bytes().subspan(given ? slot.application_offset : slot.offset, slot.bytes);
   }
 
   DeviceBuffer upload(const worker::ArgumentSlot& slot) const {
@@ -281,14 +316,16 @@ class Worker final : public worker::DeviceServer {
     return kernels_.insert(request.key, std::move(loaded)).kernel.get();
   }
 
-  std::optional<RunReply> set_arguments(cl_kernel kernel, const KernelInstance& instance) const {
+  // Every argument, each time: a scalar an application launch replaced is back to its
+  // loaded value for the next request.
+  std::optional<RunReply> set_arguments(cl_kernel kernel, const RunRequest& request) const {
+    const KernelInstance& instance = request.instance;
     cl_uint index = 0;
     for (std::size_t i = 0; i < slots_.size(); ++i, ++index) {
       const worker::ArgumentSlot& slot = slots_[i];
-      const cl_int error =
-          slot.is_buffer
-              ? clSetKernelArg(kernel, index, sizeof(cl_mem), buffers_[i].working.address())
-              : clSetKernelArg(kernel, index, slot.bytes, memory_->bytes().subspan(slot.offset, slot.bytes).data());
+      const cl_int error = slot.is_buffer
+                               ? clSetKernelArg(kernel, index, sizeof(cl_mem), buffers_[i].working.address())
+                               : clSetKernelArg(kernel, index, slot.bytes, argument_bytes(request, i).data());
       if (error != CL_SUCCESS) {
         RunReply failure = failed(fmt::format("clSetKernelArg (argument {} '{}', a {} of {} bytes): {}", index, slot.name,
                                               slot.is_buffer ? "buffer" : "scalar", slot.bytes, error_name(error)));
@@ -317,6 +354,28 @@ class Worker final : public worker::DeviceServer {
                                   nullptr),
               "clEnqueueFillBuffer", "resetting a buffer to zeros");
       }
+    }
+  }
+
+  // The application's buffers, queued before its launch (the queue keeps the order).
+  void write_application_inputs(const RunRequest& request) const {
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      if (!slots_[i].is_buffer || i >= request.written.size() || request.written[i] == 0 || slots_[i].bytes == 0) {
+        continue;
+      }
+      check(clEnqueueWriteBuffer(queue_.get(), buffers_[i].working.get(), CL_FALSE, 0, slots_[i].bytes,
+                                 argument_bytes(request, i).data(), 0, nullptr, nullptr),
+            "clEnqueueWriteBuffer", slots_[i].name);
+    }
+  }
+
+  void read_application_outputs(const RunRequest& request) const {
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      if (i >= request.read.size() || request.read[i] == 0 || slots_[i].bytes == 0) continue;
+      std::span<std::byte> destination = memory_->bytes().subspan(slots_[i].application_offset, slots_[i].bytes);
+      check(clEnqueueReadBuffer(queue_.get(), buffers_[i].working.get(), CL_TRUE, 0, slots_[i].bytes,
+                                destination.data(), 0, nullptr, nullptr),
+            "clEnqueueReadBuffer", slots_[i].name);
     }
   }
 

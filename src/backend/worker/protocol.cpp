@@ -1,5 +1,6 @@
 #include "backend/worker/protocol.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -31,6 +32,12 @@ SharedLayout layout_arguments(const std::vector<HostArgument>& arguments) {
     slot.output_offset = aligned(end);
     end = slot.output_offset + slot.bytes;
   }
+  layout.application_offset = on_page(end);
+  end = layout.application_offset;
+  for (ArgumentSlot& slot : layout.arguments) {
+    slot.application_offset = aligned(end);
+    end = slot.application_offset + slot.bytes;
+  }
   layout.total_bytes = end;
   return layout;
 }
@@ -42,6 +49,47 @@ SharedMemory share_arguments(const std::vector<HostArgument>& arguments, const S
     if (!data.empty()) std::memcpy(memory.bytes().data() + layout.arguments[i].offset, data.data(), data.size());
   }
   return memory;
+}
+
+void stage_launch_data(const SharedLayout& layout, const SharedMemory& memory, const LaunchData& data,
+                       RunRequest& request) {
+  const std::vector<ArgumentSlot>& slots = layout.arguments;
+  if (!data.inputs.empty() && data.inputs.size() != slots.size()) {
+    throw BackendError(fmt::format("launch: {} inputs for a kernel of {} arguments", data.inputs.size(), slots.size()));
+  }
+  request.application = true;
+  request.written.assign(slots.size(), 0);
+  request.read.assign(slots.size(), 0);
+  std::size_t output = 0;
+  for (std::size_t a = 0; a < slots.size(); ++a) {
+    const ArgumentSlot& slot = slots[a];
+    if (a < data.inputs.size() && !data.inputs[a].empty()) {
+      if (data.inputs[a].size() != slot.bytes) {
+        throw BackendError(fmt::format("launch: argument '{}' is given {} bytes; it has {}", slot.name,
+                                       data.inputs[a].size(), slot.bytes));
+      }
+      std::memcpy(memory.bytes().data() + slot.application_offset, data.inputs[a].data(), slot.bytes);
+      request.written[a] = 1;
+    }
+    if (!slot.is_buffer || !slot.output) continue;
+    const std::size_t o = output++;
+    if (o >= data.outputs.size() || data.outputs[o].empty()) continue;
+    if (data.outputs[o].size() != slot.bytes) {
+      throw BackendError(fmt::format("launch: output '{}' is given {} bytes to read into; it has {}", slot.name,
+                                     data.outputs[o].size(), slot.bytes));
+    }
+    request.read[a] = 1;
+  }
+}
+
+void deliver_launch_outputs(const SharedLayout& layout, const SharedMemory& memory, const LaunchData& data) {
+  std::size_t output = 0;
+  for (const ArgumentSlot& slot : layout.arguments) {
+    if (!slot.is_buffer || !slot.output) continue;
+    const std::size_t o = output++;
+    if (o >= data.outputs.size() || data.outputs[o].empty() || slot.bytes == 0) continue;
+    std::memcpy(data.outputs[o].data(), memory.bytes().data() + slot.application_offset, slot.bytes);
+  }
 }
 
 Heartbeat::Heartbeat(std::span<std::byte> memory) {
@@ -68,11 +116,11 @@ std::optional<Heartbeat::Clock::time_point> Heartbeat::deadline() const noexcept
 MessageWriter encode(const Setup& setup) {
   MessageWriter message;
   message.put(setup.platform).put(setup.device).put(setup.has_program);
-  message.put(setup.layout.inputs_offset).put(setup.layout.outputs_offset).put(setup.layout.total_bytes);
-  message.put(setup.layout.arguments.size());
+  message.put(setup.layout.inputs_offset).put(setup.layout.outputs_offset).put(setup.layout.application_offset);
+  message.put(setup.layout.total_bytes).put(setup.layout.arguments.size());
   for (const ArgumentSlot& slot : setup.layout.arguments) {
     message.put(slot.name).put(slot.is_buffer).put(slot.type).put(slot.output).put(slot.offset).put(slot.bytes);
-    message.put(slot.output_offset);
+    message.put(slot.output_offset).put(slot.application_offset);
   }
   return message;
 }
@@ -84,6 +132,7 @@ Setup decode_setup(MessageReader message) {
   setup.has_program = message.get<bool>();
   setup.layout.inputs_offset = message.get<std::size_t>();
   setup.layout.outputs_offset = message.get<std::size_t>();
+  setup.layout.application_offset = message.get<std::size_t>();
   setup.layout.total_bytes = message.get<std::size_t>();
   setup.layout.arguments.resize(message.get<std::size_t>());
   for (ArgumentSlot& slot : setup.layout.arguments) {
@@ -94,6 +143,7 @@ Setup decode_setup(MessageReader message) {
     slot.offset = message.get<std::size_t>();
     slot.bytes = message.get<std::size_t>();
     slot.output_offset = message.get<std::size_t>();
+    slot.application_offset = message.get<std::size_t>();
   }
   return setup;
 }
@@ -139,6 +189,7 @@ MessageWriter encode(const RunRequest& request) {
   message.put(m.counters).put(m.metrics.size());
   for (const std::string& metric : m.metrics) message.put(metric);
   message.put(m.energy).put(m.energy_window_s).put(request.threads);
+  message.put(request.application).put(request.written).put(request.read);
   return message;
 }
 
@@ -167,6 +218,9 @@ RunRequest decode_run_request(MessageReader message) {
   m.energy = message.get<bool>();
   m.energy_window_s = message.get<double>();
   request.threads = message.get<std::uint64_t>();
+  request.application = message.get<bool>();
+  request.written = message.get_vector<std::uint8_t>();
+  request.read = message.get_vector<std::uint8_t>();
   return request;
 }
 

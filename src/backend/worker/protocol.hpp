@@ -5,7 +5,9 @@
 //   backend -> worker  RunRequest a compiled kernel and a launch        (repeated)
 //   worker  -> backend RunReply   status, times; outputs in shared memory
 // The same messages serve every backend: the kernel travels as the image its compiler made
-// in the backend's process (a CUDA cubin, an OpenCL program binary).
+// in the backend's process (a CUDA cubin, an OpenCL program binary). A RunRequest is either
+// a test (warm-up, timed launches, inputs restored before each) or one launch on an
+// application's own data (Backend::launch), which travels through the shared memory too.
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -33,15 +35,20 @@ struct ArgumentSlot {
   std::size_t offset = 0;  // of the initial contents
   std::size_t bytes = 0;
   std::size_t output_offset = 0;  // outputs only: where the worker writes the result
+  // Backend::launch: where the application's bytes for this argument lie, written by the
+  // backend before the launch and, for an output, by the worker after it.
+  std::size_t application_offset = 0;
 };
 
 // The shared memory: the heartbeat (below) on a page of its own, then the inputs, then the
-// outputs area. Each area starts on a page boundary, so that a worker can protect the inputs
-// from its kernels' stray writes.
+// outputs area, then the application area (Backend::launch). Each area starts on a page
+// boundary, so that a worker can protect the inputs from its kernels' stray writes. The
+// memory file is sparse: the application area takes memory only once launch() writes to it.
 struct SharedLayout {
   std::vector<ArgumentSlot> arguments;
   std::size_t inputs_offset = 0;
   std::size_t outputs_offset = 0;
+  std::size_t application_offset = 0;
   std::size_t total_bytes = 0;
 };
 
@@ -99,7 +106,24 @@ struct RunRequest {
   KernelInstance instance;  // geometry only: the defines are in the image already
   RunOptions options;       // incl. what to measure beyond time (counters, energy)
   std::uint64_t threads = 0;  // launched threads, reported with the counters
+  // Backend::launch rather than a test: one launch on the application's data, with no
+  // warm-up and nothing restored before it (options.timeout_ms bounds it). Per argument:
+  // written[i] when its bytes in its application slot replace the device's (a buffer's
+  // contents; a scalar's value, for this launch only), read[i] when it is an output to read
+  // back into its application slot after the launch.
+  bool application = false;
+  std::vector<std::uint8_t> written, read;
 };
+
+// Backend::launch in the backend's process: checks `data` against the loaded arguments
+// (BackendError when it does not fit: one input per argument or none, each of the argument's
+// size; outputs likewise), copies the inputs given into their application slots and marks
+// `request` as an application launch that writes them and reads back the outputs asked for.
+void stage_launch_data(const SharedLayout& layout, const SharedMemory& memory, const LaunchData& data,
+                       RunRequest& request);
+// After the worker's reply: the outputs it read back, from their application slots into the
+// application's memory.
+void deliver_launch_outputs(const SharedLayout& layout, const SharedMemory& memory, const LaunchData& data);
 
 struct RunReply {
   Status status = Status::Ok;
