@@ -4,7 +4,7 @@
 //
 // Threads. compile() only runs NVRTC, so any number of threads may compile while run()
 // executes. It returns the cubin; the worker loads it as a module when it first runs
-// it. load() and run() are serialised by one lock.
+// it. load(), run() and launch() are serialised by one lock.
 //
 // Caches. Cubins are cached here by (source, kernel name, NVRTC options), the options
 // holding the defines and the architecture, so compiling a configuration again (a
@@ -15,7 +15,8 @@
 // Data. load() writes the arguments into a memory file shared with the worker, which
 // uploads them once and keeps a pristine copy of every buffer on the device; before each
 // launch every buffer is restored from it (device to device, outside the timed region),
-// so every launch computes the same thing. Outputs come back through the same file.
+// so every launch computes the same thing. Outputs come back through the same file. An
+// application's launch (launch()) passes its data through the file's application area.
 //
 // Failures. A configuration that exceeds a limit (threads, shared memory, grid) is
 // reported before launching, naming the limit. A launch error is a LaunchError result.
@@ -79,9 +80,15 @@ class CudaBackend final : public Backend {
   void load(const Program& program) override;
   std::unique_ptr<CompiledKernel> compile(const KernelInstance& instance) override;
   RunResult run(const CompiledKernel& kernel, const KernelInstance& instance, const RunOptions& options) override;
+  RunResult launch(const CompiledKernel& kernel, const KernelInstance& instance, const LaunchData& data,
+                   double timeout_ms) override;
 
  private:
   std::shared_ptr<const LoadedProgram> current_program() const;
+  // The program `kernel` was compiled for, which must be the one loaded (under device_mutex_).
+  std::shared_ptr<const LoadedProgram> program_of(const CudaKernel& kernel, const char* call) const;
+  RunRequest request_for(const CudaKernel& kernel, const LoadedProgram& loaded, const KernelInstance& instance,
+                         const RunOptions& options) const;
   // Replaces the worker by a new one serving the current program.
   void restart_worker(const std::string& reason);
   std::vector<std::span<const std::byte>> output_views() const;
@@ -96,7 +103,7 @@ class CudaBackend final : public Backend {
   std::mutex cubin_mutex_;  // guards cubins_
   worker::LruCache<std::shared_ptr<const Cubin>> cubins_{kCubinCacheBytes};
 
-  std::mutex device_mutex_;  // serialises load() and run(): they own what follows
+  std::mutex device_mutex_;  // serialises load(), run() and launch(): they own what follows
   SharedMemory memory_;      // the arguments, and room for the outputs
   SharedLayout layout_;
   std::unique_ptr<WorkerProcess> worker_;
@@ -207,27 +214,42 @@ std::vector<std::span<const std::byte>> CudaBackend::output_views() const {
   return outputs;
 }
 
-RunResult CudaBackend::run(const CompiledKernel& compiled, const KernelInstance& instance, const RunOptions& options) {
+const CudaKernel& ours(const CompiledKernel& compiled, const char* call) {
   const auto* kernel = dynamic_cast<const CudaKernel*>(&compiled);
-  if (!kernel) throw BackendError("CUDA backend: run() was given a kernel that another backend compiled");
+  if (!kernel) throw BackendError(fmt::format("CUDA backend: {} was given a kernel that another backend compiled", call));
+  return *kernel;
+}
 
-  std::lock_guard device_lock(device_mutex_);
+std::shared_ptr<const LoadedProgram> CudaBackend::program_of(const CudaKernel& kernel, const char* call) const {
   std::shared_ptr<const LoadedProgram> loaded = current_program();
-  if (!loaded) throw BackendError("CUDA backend: run() needs a program; call load() first");
-  if (kernel->program_generation != loaded->generation) {
-    throw BackendError("CUDA backend: run() was given a kernel compiled for a program loaded earlier");
+  if (!loaded) throw BackendError(fmt::format("CUDA backend: {} needs a program; call load() first", call));
+  if (kernel.program_generation != loaded->generation) {
+    throw BackendError(fmt::format("CUDA backend: {} was given a kernel compiled for a program loaded earlier", call));
   }
-  if (!worker_) restart_worker("an earlier failure to restart it");
+  return loaded;
+}
 
+RunRequest CudaBackend::request_for(const CudaKernel& kernel, const LoadedProgram& loaded,
+                                    const KernelInstance& instance, const RunOptions& options) const {
   RunRequest request;
-  request.key = kernel->cache_key;
-  request.symbol = kernel->cubin->symbol;
-  request.kernel_name = loaded->program.kernel_name;
-  request.image = kernel->cubin->image;
+  request.key = kernel.cache_key;
+  request.symbol = kernel.cubin->symbol;
+  request.kernel_name = loaded.program.kernel_name;
+  request.image = kernel.cubin->image;
   request.instance = instance;
   request.options = options;
   request.threads = instance.grid[0] * instance.grid[1] * instance.grid[2] * instance.block[0] * instance.block[1] *
                     instance.block[2];
+  return request;
+}
+
+RunResult CudaBackend::run(const CompiledKernel& compiled, const KernelInstance& instance, const RunOptions& options) {
+  const CudaKernel& kernel = ours(compiled, "run()");
+  std::lock_guard device_lock(device_mutex_);
+  const std::shared_ptr<const LoadedProgram> loaded = program_of(kernel, "run()");
+  if (!worker_) restart_worker("an earlier failure to restart it");
+
+  const RunRequest request = request_for(kernel, *loaded, instance, options);
   bool hung = false;
   RunOutcome outcome;
   try {
@@ -273,6 +295,44 @@ RunResult CudaBackend::run(const CompiledKernel& compiled, const KernelInstance&
                           : "; the error left CUDA unusable in the worker process, so it was replaced";
     restart_worker(to_string(reply->status));
   }
+  return result;
+}
+
+// One launch on the application's data in the worker (worker::stage_launch_data): the
+// worker writes the inputs over the arguments, launches once, restores nothing and reads the
+// outputs back through the shared memory's application area.
+RunResult CudaBackend::launch(const CompiledKernel& compiled, const KernelInstance& instance, const LaunchData& data,
+                              double timeout_ms) {
+  const CudaKernel& kernel = ours(compiled, "launch()");
+  std::lock_guard device_lock(device_mutex_);
+  const std::shared_ptr<const LoadedProgram> loaded = program_of(kernel, "launch()");
+  RunOptions once;
+  once.warmup = 0;
+  once.repetitions = 1;
+  once.timeout_ms = timeout_ms;
+  once.read_outputs = false;
+  RunRequest request = request_for(kernel, *loaded, instance, once);
+  worker::stage_launch_data(layout_, memory_, data, request);
+  if (!worker_) restart_worker("an earlier failure to restart it");
+
+  std::optional<RunReply> reply = worker_->run(request);
+  if (!reply) {
+    const bool hung = worker_->hung();
+    const std::string death = worker_->stop();
+    restart_worker("its death");
+    return {.status = hung ? Status::Timeout : Status::LaunchError,
+            .message = fmt::format("the CUDA worker process {} during the launch of '{}' (configuration {}): {}; a new "
+                                   "worker was started",
+                                   hung ? "stopped answering" : "died", loaded->program.kernel_name,
+                                   instance.config_index, death)};
+  }
+  RunResult result{.status = reply->status, .message = std::move(reply->message)};
+  if (!reply->samples_ms.empty()) result.time = TimingStats::from_samples(std::move(reply->samples_ms));
+  if (reply->context_lost) {
+    result.message += "; the worker process was replaced";
+    restart_worker(to_string(reply->status));
+  }
+  if (result.status == Status::Ok) worker::deliver_launch_outputs(layout_, memory_, data);
   return result;
 }
 

@@ -40,6 +40,11 @@ class DeviceSession {
   // Copies argument `index`'s working copy (a buffer) to `destination`, which has its size.
   // The stream must be idle.
   void read_buffer(std::size_t index, std::span<std::byte> destination) const;
+  // Copies `source`, of its size, over argument `index`'s working copy (a buffer), queued on
+  // the stream: an application's data for its launch (Backend::launch).
+  void write_buffer(std::size_t index, std::span<const std::byte> source);
+  // Passes scalar argument `index` as `value` (of its type's size) from now on.
+  void set_scalar(std::size_t index, std::span<const std::byte> value);
 
   // The kernel `symbol` of a cubin, loading the module on first use. Keeps the most
   // recently used modules loaded; `key` identifies the cubin.

@@ -1,7 +1,8 @@
 // The CUDA backend's worker (steer-worker cuda): it owns the CUDA context, uploads the
 // arguments once, and for each request loads the cubin, checks the launch against the
 // limits, warms up and times the launches (inputs restored before each), and writes the
-// outputs to the shared memory. Single-threaded; the loop around it (worker/serve.hpp)
+// outputs to the shared memory; or, for an application's launch (Backend::launch), writes
+// its data over the arguments, launches once and reads its outputs back. Single-threaded; the loop around it (worker/serve.hpp)
 // ends it when the backend closes the channel, or after a reply that says its CUDA is lost.
 #include <fmt/format.h>
 
@@ -174,6 +175,9 @@ class Worker final : public worker::DeviceServer {
       arguments.push_back({slot.name, slot.is_buffer, slot.type, memory.bytes().subspan(slot.offset, slot.bytes)});
     }
     session_->upload(arguments);
+    // The working copies hold the loaded arguments from the start: an application's launch
+    // restores nothing, and may give only some of them.
+    session_->restore_arguments();
   }
 
   RunReply run(const RunRequest& request, Heartbeat& heartbeat) override {
@@ -202,6 +206,10 @@ class Worker final : public worker::DeviceServer {
         check(driver().cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                           static_cast<int>(instance.shared_memory_bytes)),
               "cuFuncSetAttribute", "the dynamic shared memory limit");
+      }
+      if (request.application) {
+        reply.samples_ms.push_back(launch_on_application_data(function, request, what));
+        return reply;
       }
       for (int i = 0; i < options.warmup; ++i) launch(function, instance, options.timeout_ms, what);
       double total_ms = 0;
@@ -243,6 +251,46 @@ class Worker final : public worker::DeviceServer {
       reply = failed(Status::LaunchError, e.what() + details(), !session_->healthy());
     }
     return reply;
+  }
+
+  // One launch on the application's data (Backend::launch): the inputs it gives written over
+  // the arguments, nothing restored, the outputs it asks for read back into their slots of
+  // the shared memory's application area. Returns the kernel's time in ms.
+  double launch_on_application_data(CUfunction function, const RunRequest& request, const std::string& what) {
+    const auto marked = [](const std::vector<std::uint8_t>& flags, std::size_t i) {
+      return i < flags.size() && flags[i] != 0;
+    };
+    const auto application_bytes = [&](std::size_t i) {
+      return memory_->bytes().subspan(slots_[i].application_offset, slots_[i].bytes);
+    };
+    // Scalars the application gives are passed for this launch only.
+    const auto loaded_scalars_again = [&] {
+      for (std::size_t i = 0; i < slots_.size(); ++i) {
+        if (!slots_[i].is_buffer && marked(request.written, i)) {
+          session_->set_scalar(i, memory_->bytes().subspan(slots_[i].offset, slots_[i].bytes));
+        }
+      }
+    };
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      if (!marked(request.written, i)) continue;
+      if (slots_[i].is_buffer) {
+        session_->write_buffer(i, application_bytes(i));  // queued before the timed launch
+      } else {
+        session_->set_scalar(i, application_bytes(i));
+      }
+    }
+    double ms = 0;
+    try {
+      ms = launch(function, request.instance, request.options.timeout_ms, what, false);
+    } catch (...) {
+      loaded_scalars_again();
+      throw;
+    }
+    loaded_scalars_again();
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      if (marked(request.read, i)) session_->read_buffer(i, application_bytes(i));
+    }
+    return ms;
   }
 
   static RunReply failed(Status status, std::string message, bool context_lost) {
