@@ -1,5 +1,6 @@
 // What the backends share to run kernels in a worker process (src/backend/worker): the
 // messages, the shared memory's layout, the heartbeat, and finding the worker program.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -7,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "backend/worker/process.hpp"
@@ -174,6 +176,21 @@ TEST(WorkerExecutable, IsFoundInTheBuildAndChosenBySteerWorker) {
   ::setenv("STEER_WORKER", found.c_str(), 1);
   EXPECT_EQ(worker_executable(), found);
   ::unsetenv("STEER_WORKER");
+}
+
+// A program built against an installed Steer is told where that installation keeps its
+// worker, which then comes before the build folder's; one that is gone is passed over.
+TEST(WorkerExecutable, TheInstallationAProgramWasBuiltAgainstComesBeforeTheBuild) {
+  const std::filesystem::path built = worker_executable();
+  const std::filesystem::path installed =
+      std::filesystem::temp_directory_path() / fmt::format("steer-worker-test-{}", ::getpid()) / "steer-worker";
+  std::filesystem::create_directories(installed.parent_path());
+  std::filesystem::copy_file(built, installed);
+  use_installed_worker(installed.c_str());
+  EXPECT_EQ(worker_executable(), installed);
+  std::filesystem::remove_all(installed.parent_path());
+  EXPECT_EQ(worker_executable(), built) << "an installation that is gone is passed over";
+  use_installed_worker("");
 }
 
 }  // namespace

@@ -96,7 +96,20 @@ bool readable_within(int socket, std::chrono::milliseconds wait) {
   return result > 0;
 }
 
+// The installation's worker, once a program built against one said where it is.
+std::string& installed_worker() {
+  static std::string path;
+  return path;
+}
+
 }  // namespace
+
+void use_installed_worker(const char* path) noexcept {
+  try {
+    installed_worker() = path ? path : "";
+  } catch (...) {  // out of memory before main(): the other places are still looked at
+  }
+}
 
 std::filesystem::path worker_executable() {
   std::vector<std::string> looked;
@@ -105,16 +118,17 @@ std::filesystem::path worker_executable() {
     throw BackendError(fmt::format("STEER_WORKER is '{}', which is not an executable file", chosen));
   }
   looked.push_back("$STEER_WORKER (not set)");
+  std::vector<std::filesystem::path> candidates;
   std::error_code error;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    const std::filesystem::path beside = self.parent_path() / "steer-worker";
-    if (is_executable(beside)) return beside;
-    looked.push_back(beside.string());
-  }
-  for (const char* built : {STEER_WORKER_BUILD_PATH, STEER_WORKER_INSTALL_PATH}) {
-    if (is_executable(built)) return built;
-    looked.push_back(built);
+  if (!error) candidates.push_back(self.parent_path() / "steer-worker");
+  if (!installed_worker().empty()) candidates.emplace_back(installed_worker());
+  if (!error) candidates.push_back((self.parent_path().parent_path() / "libexec" / "steer-worker").lexically_normal());
+  candidates.emplace_back(STEER_WORKER_BUILD_PATH);
+  candidates.emplace_back(STEER_WORKER_INSTALL_PATH);
+  for (const std::filesystem::path& candidate : candidates) {
+    if (is_executable(candidate)) return candidate;
+    looked.push_back(candidate.string());
   }
   std::string places;
   for (const std::string& place : looked) places += (places.empty() ? "" : ", ") + place;

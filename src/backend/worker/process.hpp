@@ -41,10 +41,18 @@ inline constexpr int kWorkerMemoryFd = 4;  // and the shared memory, when there 
 // covers a launch, not the restoring, reading back or loading around it.
 inline constexpr std::chrono::seconds kWatchdogGrace{30};
 
-// The steer-worker program: $STEER_WORKER when set, else steer-worker beside the running
-// program, else where this build put it or installs it. Throws BackendError naming every
-// place it looked.
+// The steer-worker program, the first of: $STEER_WORKER; steer-worker beside the running
+// program; the installation the program was built against (use_installed_worker);
+// ../libexec/steer-worker from the program (`steer` installed, wherever the installation
+// went); where this build put it; where this build's configured prefix installs it. Throws
+// BackendError naming every place it looked.
 std::filesystem::path worker_executable();
+
+// Where an installed Steer keeps its steer-worker. A program that finds Steer with
+// find_package(Steer) calls it before main() (SteerConfig.cmake compiles the call into it):
+// the installed archives were built before the installation's place was known
+// (cmake --install --prefix).
+void use_installed_worker(const char* path) noexcept;
 
 // In the backend's process: one running worker.
 class WorkerProcess {
