@@ -2,9 +2,12 @@
 #include "tuner/host_load.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <thread>
 
 namespace steer::tuner_detail {
@@ -32,6 +35,31 @@ TEST(HostLoad, CountsThisProcesssOwnWorkAsItsOwn) {
   ASSERT_TRUE(after);
   EXPECT_GT(after->own_s - before->own_s, 0.05);
   EXPECT_GE(after->busy_s - before->busy_s, after->own_s - before->own_s - 0.05);
+}
+
+// A backend's worker is a child process, and its kernels run there on a CPU device: their
+// time is this process's own, not other processes' load, while the worker runs and after it
+// ended and was waited for.
+TEST(HostLoad, CountsTheWorkOfTheProcessesItStartedAsItsOwn) {
+  const std::optional<CpuTimes> before = read_cpu_times();
+  ASSERT_TRUE(before);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    volatile double sink = 0;
+    while (std::chrono::steady_clock::now() < until) sink = sink + 1;  // a worker running a kernel
+    ::_exit(0);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // this process itself idles
+  const std::optional<CpuTimes> running = read_cpu_times();
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  const std::optional<CpuTimes> ended = read_cpu_times();
+  ASSERT_TRUE(running && ended);
+  EXPECT_GT(running->own_s - before->own_s, 0.05) << "the live child's time";
+  EXPECT_GE(ended->own_s - running->own_s, -0.02) << "kept once it was waited for";
 }
 
 }  // namespace
