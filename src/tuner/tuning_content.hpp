@@ -16,7 +16,11 @@
 //                function in code; each output's comparison (tolerances, ULPs, ignored, or a
 //                function in code)
 // Left out because they change no measurement: the description, the other sizes, `flops`
-// and `bytes` (work rates are computed when reported), `compute_bound` (a searcher's hint).
+// and `bytes` (work rates are computed when reported), `compute_bound` (a searcher's hint),
+// and the hang timeout (`kernel.timeout_ms`, --timeout-ms): it decides only whether a launch
+// slower than it is given up, not what any finished launch measures. Like --max-test-ms, it
+// bounds what a run may spend on a test; raising it must not discard a tuning's tests (the
+// configurations stored as `timeout` keep that status on resume).
 // Functions given in code (DeviceCallbacks, a callable constraint) count by their presence:
 // their code is not seen.
 // Then what the run reads and runs on:

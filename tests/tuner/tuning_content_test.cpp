@@ -80,6 +80,21 @@ TEST_F(TuningContentTest, TheSpecsPartsIgnoreDescriptionsLayoutAndSpacing) {
       << "4.0 is not 4: the kernel sees another definition";
 }
 
+// The hang timeout changes no measurement of a launch that finishes: raising it continues the
+// same tuning.
+TEST_F(TuningContentTest, TheHangTimeoutIsNotPartOfTheKey) {
+  const auto with_timeout = [&](const std::string& timeout) {
+    return parse_spec(R"json({"name": "k", "parameters": [{"name": "A", "values": [1, 2]}],
+      "kernel": {"name": "k", "sources": {"opencl": "kernel.cl"}, "launch": {"grid": ["N"], "block": [1]},
+        "arguments": [{"name": "out", "type": "float", "size": "N", "output": true}])json" + timeout + R"json(},
+      "sizes": {"small": {"N": 4}}})json",
+                      dir_ / "spec.json");
+  };
+  const Spec plain = with_timeout(""), longer = with_timeout(R"json(, "timeout_ms": 60000)json");
+  ASSERT_EQ(longer.kernel->timeout_ms, 60000);
+  EXPECT_EQ(spec_content(plain, plain.size("small")), spec_content(longer, longer.size("small")));
+}
+
 // Every part of a run of `spec` at size "small" on an OpenCL device (what DeviceExecutor keys by).
 TuningContent content_of(const Spec& spec, const DeviceCallbacks& callbacks = {}) {
   const Space space = Space::build(spec.space);
