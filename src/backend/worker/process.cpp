@@ -226,8 +226,10 @@ std::optional<RunReply> WorkerProcess::run(const RunRequest& request) {
 
 std::string WorkerProcess::stop() {
   if (pid_ < 0) return ended_;
-  socket_.reset();
+  // Killed before its channel closes: a worker that sees the channel close exits by itself
+  // (serve.cpp), and would then be reported as having exited rather than as killed.
   ::kill(pid_, SIGKILL);  // no-op if it has ended already; its exit stops its kernels
+  socket_.reset();
   int status = 0;
   pid_t reaped;
   do {
