@@ -1,6 +1,7 @@
 // The backend's side of a worker process (backend/worker/process.hpp), against a worker
 // scripted here: this test program, started again as the worker, serves each request as
 // STEER_TEST_WORKER says (hang while promising to be quick, die, answer).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -24,15 +26,19 @@ class ScriptedServer final : public DeviceServer {
  public:
   explicit ScriptedServer(std::string script) : script_(std::move(script)) {}
   void start(const Setup&, SharedMemory&, Hello& hello) override { hello.device.name = "scripted"; }
-  RunReply run(const RunRequest&, Heartbeat& heartbeat) override {
+  // "forget": it never keeps an image.
+  bool holds_image(const std::string& key) override { return script_ != "forget" && images_.contains(key); }
+  RunReply run(const RunRequest& request, Heartbeat& heartbeat) override {
     heartbeat.promise(std::chrono::milliseconds(10));
     if (script_ == "hang") std::this_thread::sleep_for(std::chrono::hours(1));
     if (script_ == "die") ::_exit(3);
-    return RunReply{.message = "answered"};
+    if (!request.image.empty()) images_.insert(request.key);
+    return RunReply{.message = fmt::format("answered with {} bytes of image", request.image.size())};
   }
 
  private:
   std::string script_;
+  std::set<std::string> images_;
 };
 
 // Started as the worker, this program serves before main() and never returns.
@@ -71,7 +77,23 @@ TEST(WorkerProcess, AnswersAreRelayed) {
   EXPECT_EQ(worker->hello().device.name, "scripted");
   const std::optional<RunReply> reply = worker->run(RunRequest{});
   ASSERT_TRUE(reply);
-  EXPECT_EQ(reply->message, "answered");
+  EXPECT_EQ(reply->message, "answered with 0 bytes of image");
+}
+
+// A kernel's image crosses to a worker once; a worker that no longer holds it asks again.
+TEST(WorkerProcess, SendsAnImageOncePerWorkerAndAgainWhenAsked) {
+  RunRequest request;
+  request.key = "kernel";
+  request.image.assign(1000, 'x');
+  ScriptedWorker keeping("answer");
+  EXPECT_EQ(keeping->run(request)->message, "answered with 1000 bytes of image");
+  EXPECT_EQ(keeping->run(request)->message, "answered with 0 bytes of image") << "it holds the image";
+  ScriptedWorker forgetting("forget");
+  EXPECT_EQ(forgetting->run(request)->message, "answered with 1000 bytes of image");
+  const std::optional<RunReply> again = forgetting->run(request);
+  ASSERT_TRUE(again);
+  EXPECT_FALSE(again->image_needed);
+  EXPECT_EQ(again->message, "answered with 1000 bytes of image") << "sent again when asked";
 }
 
 // A worker that overruns its own promise (a driver call that never returns) is ended by the

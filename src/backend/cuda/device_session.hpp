@@ -49,6 +49,8 @@ class DeviceSession {
   // The kernel `symbol` of a cubin, loading the module on first use. Keeps the most
   // recently used modules loaded; `key` identifies the cubin.
   CUfunction function(const std::string& key, const std::vector<char>& image, const std::string& symbol);
+  // Whether the module of cubin `key` is loaded.
+  bool holds_module(const std::string& key) { return modules_.find(key) != nullptr; }
 
   CUcontext context() const noexcept { return context_.get(); }
   CUstream stream() const noexcept { return stream_.get(); }

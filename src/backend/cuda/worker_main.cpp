@@ -180,6 +180,8 @@ class Worker final : public worker::DeviceServer {
     session_->restore_arguments();
   }
 
+  bool holds_image(const std::string& key) override { return session_ && session_->holds_module(key); }
+
   RunReply run(const RunRequest& request, Heartbeat& heartbeat) override {
     heartbeat_ = &heartbeat;
     return run(request);

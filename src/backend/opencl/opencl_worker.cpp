@@ -172,6 +172,8 @@ class Worker final : public worker::DeviceServer {
     if (inputs > 0) ::mprotect(memory.bytes().data() + setup.layout.inputs_offset, inputs, PROT_READ);
   }
 
+  bool holds_image(const std::string& key) override { return kernels_.find(key) != nullptr; }
+
   RunReply run(const RunRequest& request, Heartbeat& heartbeat) override {
     RunReply reply;
     heartbeat.promise(std::chrono::duration<double, std::milli>(kFirstLaunchCompileMs));

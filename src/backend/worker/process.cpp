@@ -193,8 +193,18 @@ WorkerProcess::WorkerProcess(std::string_view backend, const Setup& setup, const
 WorkerProcess::~WorkerProcess() { stop(); }
 
 std::optional<RunReply> WorkerProcess::run(const RunRequest& request) {
+  // An image goes to a worker once (an OpenCL program binary is tens of kilobytes, and an
+  // application's launch is one request per call); a worker that evicted it asks again.
+  const bool sent_before = !request.image.empty() && sent_images_.contains(request.key);
+  std::optional<RunReply> reply = exchange(request, !sent_before);
+  if (reply && reply->image_needed) reply = exchange(request, true);
+  if (reply && !request.image.empty()) sent_images_.insert(request.key);
+  return reply;
+}
+
+std::optional<RunReply> WorkerProcess::exchange(const RunRequest& request, bool with_image) {
   try {
-    send_message(socket_.get(), encode(request));
+    send_message(socket_.get(), encode(request, with_image));
   } catch (const BackendError&) {
     return std::nullopt;  // it died before the request
   }

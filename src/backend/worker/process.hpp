@@ -26,6 +26,7 @@
 #include <chrono>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -80,6 +81,9 @@ class WorkerProcess {
   std::string stop();
 
  private:
+  // One request and its reply, the image left out unless `with_image`.
+  std::optional<RunReply> exchange(const RunRequest& request, bool with_image);
+
   std::string backend_;
   pid_t pid_ = -1;
   UniqueFd socket_;
@@ -88,6 +92,7 @@ class WorkerProcess {
   Hello hello_;
   bool hung_ = false;
   std::string ended_;  // set by stop()
+  std::set<std::string> sent_images_;  // keys of the images this worker was sent
 };
 
 }  // namespace steer::worker

@@ -177,11 +177,12 @@ Hello decode_hello(MessageReader message) {
   return hello;
 }
 
-MessageWriter encode(const RunRequest& request) {
+MessageWriter encode(const RunRequest& request, bool with_image) {
   MessageWriter message;
   const KernelInstance& i = request.instance;
   const RunOptions& o = request.options;
-  message.put(request.key).put(request.symbol).put(request.kernel_name).put(request.image);
+  message.put(request.key).put(request.symbol).put(request.kernel_name);
+  message.put(!with_image).put(with_image ? request.image : std::vector<char>());
   message.put(i.config_index).put(i.grid).put(i.block).put(i.shared_memory_bytes);
   message.put(o.warmup).put(o.repetitions).put(o.min_total_ms).put(o.max_total_ms).put(o.timeout_ms);
   message.put(o.read_outputs);
@@ -200,6 +201,7 @@ RunRequest decode_run_request(MessageReader message) {
   request.key = message.get_string();
   request.symbol = message.get_string();
   request.kernel_name = message.get_string();
+  request.image_left_out = message.get<bool>();
   request.image = message.get_vector<char>();
   i.config_index = message.get<std::uint64_t>();
   i.grid = message.get<std::array<std::uint64_t, 3>>();
@@ -228,7 +230,7 @@ MessageWriter encode(const RunReply& reply) {
   MessageWriter message;
   message.put(reply.status).put(reply.message).put(reply.independent_of_configuration);
   message.put(reply.samples_ms).put(reply.outputs_written);
-  message.put(reply.context_lost);
+  message.put(reply.context_lost).put(reply.image_needed);
   message.put(reply.counters.size());
   for (const auto& [name, value] : reply.counters) message.put(name).put(value);
   message.put(reply.profiling_ms).put(reply.profiling_passes).put(reply.energy.has_value());
@@ -253,6 +255,7 @@ RunReply decode_run_reply(MessageReader message) {
   reply.samples_ms = message.get_vector<double>();
   reply.outputs_written = message.get<bool>();
   reply.context_lost = message.get<bool>();
+  reply.image_needed = message.get<bool>();
   for (auto n = message.get<std::size_t>(); n > 0; --n) {
     std::string name = message.get_string();
     reply.counters[name] = message.get<double>();

@@ -102,7 +102,11 @@ struct RunRequest {
   std::string key;          // identifies the image, for the worker's cache of loaded kernels
   std::string symbol;       // the kernel in the image
   std::string kernel_name;  // as the program names it, for messages
+  // Sent once per worker (WorkerProcess::run): a worker that was sent the image under `key`
+  // before is sent none (image_left_out, on its side), and asks for it
+  // (RunReply::image_needed) if it no longer holds it.
   std::vector<char> image;
+  bool image_left_out = false;
   KernelInstance instance;  // geometry only: the defines are in the image already
   RunOptions options;       // incl. what to measure beyond time (counters, energy)
   std::uint64_t threads = 0;  // launched threads, reported with the counters
@@ -136,6 +140,9 @@ struct RunReply {
   // The worker's device is unusable (a sticky error, or a kernel still running): it ends
   // after this reply, and the backend starts a new one.
   bool context_lost = false;
+  // The request came without its image, and the worker holds none under its key: nothing
+  // ran; WorkerProcess::run sends the request again with the image.
+  bool image_needed = false;
   std::map<std::string, double> counters;  // hardware metric name -> value, when asked for
   double profiling_ms = 0;
   int profiling_passes = 0;
@@ -152,7 +159,8 @@ struct RunReply {
 
 MessageWriter encode(const Setup& setup);
 MessageWriter encode(const Hello& hello);
-MessageWriter encode(const RunRequest& request);
+// Without `with_image`, the request's image is left out (RunRequest::image).
+MessageWriter encode(const RunRequest& request, bool with_image = true);
 MessageWriter encode(const RunReply& reply);
 Setup decode_setup(MessageReader message);
 Hello decode_hello(MessageReader message);

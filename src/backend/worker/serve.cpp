@@ -64,7 +64,12 @@ void serve(DeviceServer& server) {
 
     Heartbeat heartbeat(memory.bytes());
     while ((message = receive_message(socket.get()))) {
-      const RunReply reply = server.run(decode_run_request(std::move(*message)), heartbeat);
+      const RunRequest request = decode_run_request(std::move(*message));
+      if (request.image_left_out && !server.holds_image(request.key)) {
+        send_message(socket.get(), encode(RunReply{.image_needed = true}));
+        continue;
+      }
+      const RunReply reply = server.run(request, heartbeat);
       heartbeat.idle();
       send_message(socket.get(), encode(reply));
       // A kernel may still be running, or the device refuses all work: only the end of this

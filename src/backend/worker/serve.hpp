@@ -2,6 +2,7 @@
 // The worker process's side (process.hpp says why there is one): a loop that takes the
 // setup, opens the device through a backend's DeviceServer, and answers run requests until
 // the backend closes the channel or a reply says the device is lost.
+#include <string>
 #include <string_view>
 
 #include "backend/worker/channel.hpp"
@@ -17,6 +18,9 @@ class DeviceServer {
   // the arguments from `memory` (laid out as setup.layout says). Throws Error, which the
   // backend receives as Hello::problem.
   virtual void start(const Setup& setup, SharedMemory& memory, Hello& hello) = 0;
+  // Whether the image the backend sent under `key` is still loaded: a request without its
+  // image (RunRequest::image) is run only then.
+  virtual bool holds_image(const std::string& key) = 0;
   // Runs one request. Before each step that could hang (a launch), promises on `heartbeat`
   // when it will be done. A reply with context_lost set ends the worker.
   virtual RunReply run(const RunRequest& request, Heartbeat& heartbeat) = 0;
