@@ -156,7 +156,9 @@ void OnlineTuner::Impl::run_loop() {
     const std::unique_ptr<Searcher> searcher = tuner.make_searcher();
     TuneOptions tune_options = tuner.options();
     tune_options.stop = StopConditions{.tests = options.budget};
-    tune_options.run.timeout_ms = options.timeout_ms;
+    // The hang timeout of the loop's own runs (validation) too, ahead of the spec's
+    // kernel.timeout_ms and the Tuner's options, as for the calls.
+    tune_options.timeout_ms = options.timeout_ms;
     // Measuring the best again would take more of the application's calls.
     tune_options.final_check = 0;
     tune_options.interrupt = &interrupt;

@@ -93,6 +93,20 @@ TEST(OnlineTuner, AConfigurationThatFailsValidationNeverRunsOnTheApplicationsDat
   EXPECT_EQ(online.best(), (Configuration{{"BLOCK", 32}}));
 }
 
+// The validation runs of the loop are bounded as the calls are, whatever else asks otherwise.
+TEST(OnlineTuner, ItsTimeoutBoundsTheValidationRunsToo) {
+  Application app;
+  Tuner tuner = app.make_tuner();
+  tuner.reference(doubled);
+  tuner.options().timeout_ms = 60'000;
+  std::vector<double> timeouts;
+  app.fake->before_run = [&](const KernelInstance&, const RunOptions& options) { timeouts.push_back(options.timeout_ms); };
+  OnlineTuner online(tuner, OnlineOptions{.budget = 2, .calls_per_test = 1, .timeout_ms = 250});
+  for (int iteration = 0; iteration < 3; ++iteration) app.iterate(online, iteration);
+  ASSERT_FALSE(timeouts.empty());
+  for (double timeout : timeouts) EXPECT_EQ(timeout, 250);
+}
+
 TEST(OnlineTuner, ACallWhoseLaunchFailsIsServedByTheNextConfiguration) {
   Application app;
   Tuner tuner = app.make_tuner();
