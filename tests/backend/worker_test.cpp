@@ -104,8 +104,11 @@ TEST(WorkerProtocol, AnApplicationsDataTravelThroughItsOwnAreaOfTheSharedMemory)
   std::vector<std::byte> out(4, std::byte{0});
   const LaunchData data{.inputs = {in, {}, n}, .outputs = {out}};
   RunRequest request;
-  stage_launch_data(layout, memory, data, request);
+  stage_launch_data(layout, memory, data, 250, request);
   EXPECT_TRUE(request.application);
+  EXPECT_EQ(request.options.warmup, 0);
+  EXPECT_EQ(request.options.repetitions, 1);
+  EXPECT_EQ(request.options.timeout_ms, 250);
   EXPECT_EQ(request.written, (std::vector<std::uint8_t>{1, 0, 1}));
   EXPECT_EQ(request.read, (std::vector<std::uint8_t>{0, 1, 0}));
   EXPECT_EQ(memory.bytes()[layout.arguments[0].application_offset + 7], std::byte{7});
@@ -118,10 +121,10 @@ TEST(WorkerProtocol, AnApplicationsDataTravelThroughItsOwnAreaOfTheSharedMemory)
 
   const std::vector<std::byte> wrong(3);
   RunRequest refused;
-  EXPECT_THROW(stage_launch_data(layout, memory, LaunchData{.inputs = {wrong, {}, {}}}, refused), BackendError);
-  EXPECT_THROW(stage_launch_data(layout, memory, LaunchData{.inputs = {in}}, refused), BackendError);
+  EXPECT_THROW(stage_launch_data(layout, memory, LaunchData{.inputs = {wrong, {}, {}}}, 250, refused), BackendError);
+  EXPECT_THROW(stage_launch_data(layout, memory, LaunchData{.inputs = {in}}, 250, refused), BackendError);
   std::vector<std::byte> small(3);
-  EXPECT_THROW(stage_launch_data(layout, memory, LaunchData{.outputs = {small}}, refused), BackendError);
+  EXPECT_THROW(stage_launch_data(layout, memory, LaunchData{.outputs = {small}}, 250, refused), BackendError);
 }
 
 // The heartbeat has a page of its own, and so do the inputs, which a worker can then

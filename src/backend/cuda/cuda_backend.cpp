@@ -89,6 +89,10 @@ class CudaBackend final : public Backend {
   std::shared_ptr<const LoadedProgram> program_of(const CudaKernel& kernel, const char* call) const;
   RunRequest request_for(const CudaKernel& kernel, const LoadedProgram& loaded, const KernelInstance& instance,
                          const RunOptions& options) const;
+  // Sends `request` to the worker (again in a new one when a measurement failed:
+  // measurement_retry.hpp) and makes a result of its reply; a worker that died, hung or lost
+  // its CUDA is replaced (under device_mutex_).
+  RunResult exchange(const LoadedProgram& loaded, const RunRequest& request);
   // Replaces the worker by a new one serving the current program.
   void restart_worker(const std::string& reason);
   std::vector<std::span<const std::byte>> output_views() const;
@@ -247,9 +251,26 @@ RunResult CudaBackend::run(const CompiledKernel& compiled, const KernelInstance&
   const CudaKernel& kernel = ours(compiled, "run()");
   std::lock_guard device_lock(device_mutex_);
   const std::shared_ptr<const LoadedProgram> loaded = program_of(kernel, "run()");
-  if (!worker_) restart_worker("an earlier failure to restart it");
+  return exchange(*loaded, request_for(kernel, *loaded, instance, options));
+}
 
-  const RunRequest request = request_for(kernel, *loaded, instance, options);
+// One launch on the application's data in the worker (worker::stage_launch_data): the
+// worker writes the inputs over the arguments, launches once, restores nothing and reads the
+// outputs back through the shared memory's application area.
+RunResult CudaBackend::launch(const CompiledKernel& compiled, const KernelInstance& instance, const LaunchData& data,
+                              double timeout_ms) {
+  const CudaKernel& kernel = ours(compiled, "launch()");
+  std::lock_guard device_lock(device_mutex_);
+  const std::shared_ptr<const LoadedProgram> loaded = program_of(kernel, "launch()");
+  RunRequest request = request_for(kernel, *loaded, instance, {});
+  worker::stage_launch_data(layout_, memory_, data, timeout_ms, request);
+  RunResult result = exchange(*loaded, request);
+  if (result.status == Status::Ok) worker::deliver_launch_outputs(layout_, memory_, data);
+  return result;
+}
+
+RunResult CudaBackend::exchange(const LoadedProgram& loaded, const RunRequest& request) {
+  if (!worker_) restart_worker("an earlier failure to restart it");
   bool hung = false;
   RunOutcome outcome;
   try {
@@ -272,7 +293,7 @@ RunResult CudaBackend::run(const CompiledKernel& compiled, const KernelInstance&
     result.status = hung ? Status::Timeout : Status::LaunchError;
     result.message = fmt::format(
         "the CUDA worker process {} during the launch of '{}' (configuration {}): {}; a new worker was started",
-        hung ? "stopped answering" : "died", loaded->program.kernel_name, instance.config_index, outcome.death);
+        hung ? "stopped answering" : "died", loaded.program.kernel_name, request.instance.config_index, outcome.death);
     return result;
   }
   result.status = reply->status;
@@ -295,44 +316,6 @@ RunResult CudaBackend::run(const CompiledKernel& compiled, const KernelInstance&
                           : "; the error left CUDA unusable in the worker process, so it was replaced";
     restart_worker(to_string(reply->status));
   }
-  return result;
-}
-
-// One launch on the application's data in the worker (worker::stage_launch_data): the
-// worker writes the inputs over the arguments, launches once, restores nothing and reads the
-// outputs back through the shared memory's application area.
-RunResult CudaBackend::launch(const CompiledKernel& compiled, const KernelInstance& instance, const LaunchData& data,
-                              double timeout_ms) {
-  const CudaKernel& kernel = ours(compiled, "launch()");
-  std::lock_guard device_lock(device_mutex_);
-  const std::shared_ptr<const LoadedProgram> loaded = program_of(kernel, "launch()");
-  RunOptions once;
-  once.warmup = 0;
-  once.repetitions = 1;
-  once.timeout_ms = timeout_ms;
-  once.read_outputs = false;
-  RunRequest request = request_for(kernel, *loaded, instance, once);
-  worker::stage_launch_data(layout_, memory_, data, request);
-  if (!worker_) restart_worker("an earlier failure to restart it");
-
-  std::optional<RunReply> reply = worker_->run(request);
-  if (!reply) {
-    const bool hung = worker_->hung();
-    const std::string death = worker_->stop();
-    restart_worker("its death");
-    return {.status = hung ? Status::Timeout : Status::LaunchError,
-            .message = fmt::format("the CUDA worker process {} during the launch of '{}' (configuration {}): {}; a new "
-                                   "worker was started",
-                                   hung ? "stopped answering" : "died", loaded->program.kernel_name,
-                                   instance.config_index, death)};
-  }
-  RunResult result{.status = reply->status, .message = std::move(reply->message)};
-  if (!reply->samples_ms.empty()) result.time = TimingStats::from_samples(std::move(reply->samples_ms));
-  if (reply->context_lost) {
-    result.message += "; the worker process was replaced";
-    restart_worker(to_string(reply->status));
-  }
-  if (result.status == Status::Ok) worker::deliver_launch_outputs(layout_, memory_, data);
   return result;
 }
 

@@ -247,13 +247,8 @@ class OpenclBackend final : public Backend {
     const OpenclKernel& kernel = ours(compiled, "launch()");
     std::lock_guard device_lock(device_mutex_);
     const std::shared_ptr<const LoadedProgram> loaded = program_of(kernel, "launch()");
-    RunOptions once;
-    once.warmup = 0;
-    once.repetitions = 1;
-    once.timeout_ms = timeout_ms;
-    once.read_outputs = false;
-    RunRequest request = request_for(kernel, *loaded, instance, once);
-    worker::stage_launch_data(layout_, memory_, data, request);
+    RunRequest request = request_for(kernel, *loaded, instance, {});
+    worker::stage_launch_data(layout_, memory_, data, timeout_ms, request);
     if (std::optional<RunResult> refused = refuse(kernel, *loaded, instance)) return *refused;
     RunResult result = exchange(kernel, *loaded, request);
     if (result.status == Status::Ok) worker::deliver_launch_outputs(layout_, memory_, data);

@@ -52,12 +52,19 @@ SharedMemory share_arguments(const std::vector<HostArgument>& arguments, const S
 }
 
 void stage_launch_data(const SharedLayout& layout, const SharedMemory& memory, const LaunchData& data,
-                       RunRequest& request) {
+                       double timeout_ms, RunRequest& request) {
   const std::vector<ArgumentSlot>& slots = layout.arguments;
   if (!data.inputs.empty() && data.inputs.size() != slots.size()) {
     throw BackendError(fmt::format("launch: {} inputs for a kernel of {} arguments", data.inputs.size(), slots.size()));
   }
   request.application = true;
+  request.options.warmup = 0;
+  request.options.repetitions = 1;
+  request.options.min_total_ms = 0;
+  request.options.max_total_ms = 0;
+  request.options.timeout_ms = timeout_ms;
+  request.options.read_outputs = false;
+  request.options.measure = {};
   request.written.assign(slots.size(), 0);
   request.read.assign(slots.size(), 0);
   std::size_t output = 0;

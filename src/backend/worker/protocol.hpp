@@ -121,10 +121,11 @@ struct RunRequest {
 
 // Backend::launch in the backend's process: checks `data` against the loaded arguments
 // (BackendError when it does not fit: one input per argument or none, each of the argument's
-// size; outputs likewise), copies the inputs given into their application slots and marks
-// `request` as an application launch that writes them and reads back the outputs asked for.
+// size; outputs likewise), copies the inputs given into their application slots and makes
+// `request` an application launch, bounded by `timeout_ms`, that writes them and reads back
+// the outputs asked for.
 void stage_launch_data(const SharedLayout& layout, const SharedMemory& memory, const LaunchData& data,
-                       RunRequest& request);
+                       double timeout_ms, RunRequest& request);
 // After the worker's reply: the outputs it read back, from their application slots into the
 // application's memory.
 void deliver_launch_outputs(const SharedLayout& layout, const SharedMemory& memory, const LaunchData& data);
