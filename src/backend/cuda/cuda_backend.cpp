@@ -220,7 +220,9 @@ std::vector<std::span<const std::byte>> CudaBackend::output_views() const {
 
 const CudaKernel& ours(const CompiledKernel& compiled, const char* call) {
   const auto* kernel = dynamic_cast<const CudaKernel*>(&compiled);
-  if (!kernel) throw BackendError(fmt::format("CUDA backend: {} was given a kernel that another backend compiled", call));
+  if (!kernel) {
+    throw BackendError(fmt::format("CUDA backend: {} was given a kernel that another backend compiled", call));
+  }
   return *kernel;
 }
 

@@ -77,12 +77,12 @@ void DeviceSession::read_buffer(std::size_t index, std::span<std::byte> destinat
 void DeviceSession::write_buffer(std::size_t index, std::span<const std::byte> source) {
   const DeviceArgument& argument = arguments_.at(index);
   if (source.size() != argument.bytes) {
-    throw BackendError(
-        fmt::format("argument '{}' has {} bytes, the data written to it {}", argument.name, argument.bytes, source.size()));
+    throw BackendError(fmt::format("argument '{}' has {} bytes, the data written to it {}", argument.name,
+                                   argument.bytes, source.size()));
   }
   if (!argument.working) return;  // empty
-  check(driver().cuMemcpyHtoDAsync(argument.working.get(), source.data(), argument.bytes, stream()), "cuMemcpyHtoDAsync",
-        fmt::format("writing argument '{}'", argument.name));
+  check(driver().cuMemcpyHtoDAsync(argument.working.get(), source.data(), argument.bytes, stream()),
+        "cuMemcpyHtoDAsync", fmt::format("writing argument '{}'", argument.name));
 }
 
 void DeviceSession::set_scalar(std::size_t index, std::span<const std::byte> value) {

@@ -2,8 +2,9 @@
 // arguments once, and for each request loads the cubin, checks the launch against the
 // limits, warms up and times the launches (inputs restored before each), and writes the
 // outputs to the shared memory; or, for an application's launch (Backend::launch), writes
-// its data over the arguments, launches once and reads its outputs back. Single-threaded; the loop around it (worker/serve.hpp)
-// ends it when the backend closes the channel, or after a reply that says its CUDA is lost.
+// its data over the arguments, launches once and reads its outputs back. Single-threaded;
+// the loop around it (worker/serve.hpp) ends it when the backend closes the channel, or
+// after a reply that says its CUDA is lost.
 #include <fmt/format.h>
 
 #include <cstdlib>

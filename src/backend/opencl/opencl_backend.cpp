@@ -258,7 +258,9 @@ class OpenclBackend final : public Backend {
  private:
   static const OpenclKernel& ours(const CompiledKernel& compiled, const char* call) {
     const auto* kernel = dynamic_cast<const OpenclKernel*>(&compiled);
-    if (kernel == nullptr) throw BackendError(fmt::format("OpenCL backend: {} got a kernel compiled by another backend", call));
+    if (kernel == nullptr) {
+      throw BackendError(fmt::format("OpenCL backend: {} got a kernel compiled by another backend", call));
+    }
     return *kernel;
   }
 
@@ -267,7 +269,8 @@ class OpenclBackend final : public Backend {
     std::shared_ptr<const LoadedProgram> loaded = current_program();
     if (!loaded) throw BackendError(fmt::format("OpenCL backend: {} needs a program; call load() first", call));
     if (kernel.program_generation != loaded->generation) {
-      throw BackendError(fmt::format("OpenCL backend: {} was given a kernel compiled for a program loaded earlier", call));
+      throw BackendError(
+          fmt::format("OpenCL backend: {} was given a kernel compiled for a program loaded earlier", call));
     }
     return loaded;
   }
