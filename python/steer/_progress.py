@@ -30,9 +30,10 @@ class Progress:
 
     def __init__(self, label, stream=None, interval_s=None):
         self.label = label
-        self.stream = stream or sys.stderr
-        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.notebook = _in_notebook()
+        # A notebook shows stderr as warnings; progress is ordinary output there.
+        self.stream = stream or (sys.stdout if self.notebook else sys.stderr)
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         # A rewritten line can change often; appended lines must stay few.
         self.interval_s = interval_s if interval_s is not None else (0.1 if self.tty else 5.0)
         self.bar = None
