@@ -46,6 +46,10 @@ def test_the_grid_is_the_problem_size_divided_as_kernel_tuner_divides_it():
     # Without block_size_x among the parameters, Kernel Tuner's block is 256 wide and nothing divides.
     _, grid, block = _geometry(4096, (None, None, None), ["block_size_x", "block_size_y", "block_size_z"], {"N": [1]})
     assert block == ["256", "1", "1"] and grid[0] == "ceil(problem_size_x / (1))"
+    # A problem size that is an expression of parameters is evaluated per configuration, as int().
+    sizes, grid, _ = _geometry("block_size_x * 8", (None, None, None), ["block_size_x", "block_size_y", "block_size_z"],
+                               {"block_size_x": [4]})
+    assert sizes == {} and grid[0] == "ceil(int(block_size_x * 8) / (int(block_size_x)))"
 
 
 def test_grid_divisors_and_defines_reach_the_kernel():
