@@ -173,6 +173,12 @@ nb::dict replay(PyRecording& data, const std::string& searcher_name, std::uint64
   return from_summary(summary);
 }
 
+nb::dict from_accuracy(const ModelAccuracy& accuracy) {
+  nb::dict out;
+  for (std::size_t c = 0; c < accuracy.counters.size(); ++c) out[accuracy.counters[c].c_str()] = accuracy.median_relative_error[c];
+  return out;
+}
+
 class PyModel {
  public:
   explicit PyModel(CounterModel model) : model_(std::move(model)) {}
@@ -203,10 +209,7 @@ class PyModel {
   }
   nb::dict accuracy(const std::filesystem::path& data) const {
     const Recording recording = Recording::load(data);
-    const ModelAccuracy accuracy = model_.accuracy(training_set(recording, data.string()));
-    nb::dict out;
-    for (std::size_t c = 0; c < accuracy.counters.size(); ++c) out[accuracy.counters[c].c_str()] = accuracy.median_relative_error[c];
-    return out;
+    return from_accuracy(model_.accuracy(training_set(recording, data.string())));
   }
 
  private:
@@ -428,11 +431,7 @@ void bind_data(nb::module_& m) {
   }, nb::arg("data"), nb::arg("kind") = "lsq", nb::arg("seed") = 1, "Trains a counter model on a recording with counters.");
   m.def("held_out_accuracy", [](const std::filesystem::path& data, const std::string& kind, std::uint64_t seed, double holdout) {
     const Recording recording = Recording::load(data);
-    const ModelAccuracy accuracy =
-        held_out_accuracy(training_set(recording, data.string()), train_options(kind, seed), holdout);
-    nb::dict out;
-    for (std::size_t c = 0; c < accuracy.counters.size(); ++c) out[accuracy.counters[c].c_str()] = accuracy.median_relative_error[c];
-    return out;
+    return from_accuracy(held_out_accuracy(training_set(recording, data.string()), train_options(kind, seed), holdout));
   }, nb::arg("data"), nb::arg("kind") = "lsq", nb::arg("seed") = 1, nb::arg("holdout") = 0.2);
   m.def("load_model", [](const std::filesystem::path& path) { return PyModel(CounterModel::load(path)); }, nb::arg("path"));
 

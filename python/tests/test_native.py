@@ -154,6 +154,30 @@ def test_counter_models_train_and_predict_a_space():
     assert any(name == "DRAM_RT" for name, _, _ in steer.counters())
 
 
+def test_a_model_saves_loads_and_measures_its_accuracy(tmp_path):
+    data = recording("ktt/coulomb_rtx2080.ktt.json.gz")
+    model = steer.train_model(data, kind="lsq")
+    model.save(tmp_path / "model.json")
+    loaded = steer.load_model(tmp_path / "model.json")
+    assert loaded.counters == model.counters and loaded.provenance["rows"] > 0
+    assert set(loaded.accuracy(data)) == set(model.counters)
+    held_out = steer.held_out_accuracy(data, kind="tree", holdout=0.3)
+    assert set(held_out) <= set(model.counters) and held_out
+
+
+def test_a_store_gives_the_best_and_its_deployment(tmp_path):
+    tuner, x, _ = saxpy_tuner()
+    tuner.reference({"y": 2 * x + 1}).searcher("exhaustive").store(tmp_path / "saxpy.db")
+    summary = tuner.tune(progress=False)
+    store = steer.Store(tmp_path / "saxpy.db", read_only=True)
+    (tuning,) = store.tunings()
+    assert tuning["spec_name"] == "saxpy" and tuning["tests"] == 8 and tuning["problem_size"] == "N=4096"
+    (best,) = store.best("saxpy")
+    assert best["best"]["configuration"] == summary["best"]["configuration"]
+    assert '"saxpy"' in store.export_deployment("saxpy", "wisdom")
+    assert store.export("csv").count("\n") == 9
+
+
 def test_energy_objectives_and_the_pareto_front():
     assert steer.objective_name("weighted:0.5") == "weighted:0.5"
     with pytest.raises(steer.SteerError, match="weighted"):
