@@ -1,6 +1,7 @@
 // The on-disk cache of CPU reference outputs (reference_cache.hpp).
 #include "tuner/reference_cache.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -34,10 +35,16 @@ std::optional<fs::path> cache_folder() {
   return std::nullopt;
 }
 
-// This build of Steer: a reference function's code can change between builds.
+// This build of Steer: a reference function's code can change between builds. The file that
+// holds this code (dladdr): the steer program, or the Python module or application that
+// links Steer, never merely the process's executable (the Python interpreter).
 std::string this_build() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<const void*>(&this_build), &info) == 0 || info.dli_fname == nullptr) {
+    return "unknown build";
+  }
   std::error_code error;
-  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  const fs::path self = fs::canonical(info.dli_fname, error);
   if (error) return "unknown build";
   const auto size = fs::file_size(self, error);
   const auto time = fs::last_write_time(self, error).time_since_epoch().count();
