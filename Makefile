@@ -6,7 +6,7 @@ MAKEFLAGS += --no-print-directory
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: setup build demo test test-long sanitize-configure test-sanitize fuzz bench clean
+.PHONY: setup build demo test test-long test-python sanitize-configure test-sanitize fuzz bench clean
 
 setup:
 	./scripts/setup
@@ -24,6 +24,11 @@ test: build
 
 test-long: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -L long
+
+# The Python package: pip install . into a fresh virtual environment (reusing $(BUILD), so that
+# only the module compiles), then its pytest suite on OpenCL (docs/python.md).
+test-python: build
+	./scripts/python-test $(BUILD)
 
 # One build under AddressSanitizer and UndefinedBehaviorSanitizer, with clang (for its
 # libFuzzer): `make test-sanitize` runs the tests in it (PoCL's own leaks suppressed,

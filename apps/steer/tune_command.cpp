@@ -43,6 +43,8 @@ struct TuneArgs {
   std::optional<double> target_ms;
   std::uint64_t seed = 1;
   std::string db;
+  bool fresh = false;
+  std::optional<std::int64_t> tuning;
   std::size_t final_check = 5;
   bool json = false;
   bool explain = false;
@@ -52,6 +54,7 @@ struct TuneArgs {
   int repetitions = 10;
   int warmup = 1;
   double max_test_ms = 0;
+  std::optional<double> timeout_ms;  // --timeout-ms; unset: the spec's, else 10 s
   std::vector<std::string> settings;
   std::string model;
   std::string counters;            // empty: no counters (--counters)
@@ -99,6 +102,7 @@ std::string energy_text(const Result& r) {
 void print_summary(const TuneSummary& s, const Spec& spec) {
   fmt::print("\n{} tests ({} valid, {} failed, {} resumed from the store) on {}, size '{}'; stopped: {}\n",
              s.tests, s.valid, s.failed, s.resumed, s.device, s.problem_size, s.stop_reason);
+  if (s.tuning != 0) fmt::print("stored as tuning {} ({})\n", s.tuning, s.new_tuning ? "new" : "continued");
   if (s.best) {
     const std::string rate = work_rate_text(work_rate(spec, s.problem_size, s.best->time.median_ms));
     fmt::print("best ({}): {:.4f} ms{}{}{}  {}\n", s.objective, s.best->time.median_ms,
@@ -151,6 +155,8 @@ nlohmann::json summary_json(const TuneSummary& s, const Spec& spec) {
       {"median_valid_ms", s.median_valid_ms},
       {"device", s.device},       {"size", s.problem_size},
   };
+  out["tuning"] = s.tuning != 0 ? nlohmann::json(s.tuning) : nlohmann::json(nullptr);
+  out["new_tuning"] = s.new_tuning;
   out["objective"] = s.objective;
   auto energy_json = [](const Result& r) -> nlohmann::json {
     if (!r.energy) return nullptr;
@@ -230,9 +236,12 @@ int run_tune(const TuneArgs& args) {
   options.run.repetitions = args.repetitions;
   options.run.warmup = args.warmup;
   options.run.max_total_ms = args.max_test_ms;
+  options.timeout_ms = args.timeout_ms;
   options.run.measure = measure_request(args.counters, args.energy_window_s);
   options.objective = Objective::parse(args.objective);
   options.final_check = args.final_check;
+  options.fresh = args.fresh;
+  options.tuning = args.tuning;
   options.on_warning = [](const std::string& warning) { fmt::print(stderr, "steer: warning: {}\n", warning); };
   options.interrupt = &g_interrupted;
   Progress progress(isatty(STDERR_FILENO) != 0);
@@ -265,7 +274,15 @@ int run_tune(const TuneArgs& args) {
 
   g_interrupted.store(false);
   std::signal(SIGINT, on_sigint);
-  TuneSummary summary = tuner.tune(stop, *searcher);
+  TuneSummary summary;
+  try {
+    summary = tuner.tune(stop, *searcher);
+  } catch (const Interrupted&) {
+    // Before the first test (while the reference configuration ran): there is nothing to sum up.
+    progress.finish();
+    fmt::print(stderr, "steer: interrupted before the first test\n");
+    return kInterrupted;
+  }
   std::signal(SIGINT, SIG_DFL);
   progress.finish();
 
@@ -308,7 +325,17 @@ Runner register_tune(CLI::App& app) {
       ->check(number_in(0.0, 1.0));
   cmd->add_option("--target-ms", args->target_ms, "Stop once a configuration runs this fast")->check(kPositive);
   cmd->add_option("--seed", args->seed, "Random seed of the searcher")->check(kNonNegative);
-  cmd->add_option("--db", args->db, "Results store (SQLite); resumes from it");
+  CLI::Option* db = cmd->add_option(
+      "--db", args->db,
+      "Results store (SQLite); continues the tuning whose key (spec content, sources, includes, inputs, compiler, "
+      "driver, device) matches, else starts one");
+  cmd->add_flag("--fresh", args->fresh, "Start a new tuning in the store even if one matches (later runs continue it)")
+      ->needs(db);
+  cmd->add_option("--tuning", args->tuning,
+                  "Continue this tuning of the store (same spec name, device, backend and size) even though its key differs")
+      ->needs(db)
+      ->excludes("--fresh")
+      ->check(kPositive);
   cmd->add_option("--set", args->settings, "Searcher setting NAME=VALUE (repeatable)");
   cmd->add_option("--model", args->model, "Counter model for model-guided searchers (steer model train)");
   cmd->add_option("--repetitions", args->repetitions, "Timed launches per test")->check(kPositive);
@@ -316,6 +343,10 @@ Runner register_tune(CLI::App& app) {
   cmd->add_option("--max-test-ms", args->max_test_ms,
                   "Stop a test's timed launches once this much kernel time was timed (at least one; 0: no cap)")
       ->check(kNonNegative);
+  cmd->add_option("--timeout-ms", args->timeout_ms,
+                  "A launch slower than this is a timeout, and its kernel is stopped (default: the spec's "
+                  "kernel.timeout_ms, else 10000)")
+      ->check(kPositive);
   cmd->add_option("--compile-threads", args->compile_threads, "Compiler threads (0: cores - 1)")->check(number_in(0, 4096));
   cmd->add_flag("--no-compile-ahead", args->no_compile_ahead, "Compile each configuration just before it runs");
   cmd->add_option("--counters", args->counters,

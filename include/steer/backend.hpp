@@ -2,6 +2,7 @@
 // The compute backend: compiles a configuration's kernel, runs it with timing, returns
 // its outputs. CUDA, OpenCL and replay implement it; nothing above it names an API.
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -69,14 +70,23 @@ struct RunOptions {
   // exhaustive recording spends its time where the fast ones are. Below min_total_ms it
   // has no effect.
   double max_total_ms = 0;
-  double timeout_ms = 10'000;    // a launch slower than this is a timeout
+  // A launch slower than this is a timeout. A backend that runs kernels in a worker
+  // process (CUDA, OpenCL) then replaces the worker, which stops the kernel.
+  double timeout_ms = 10'000;
   bool read_outputs = true;      // copy outputs back for validation
   MeasureRequest measure;        // counters / energy, where the backend supports them
+  // Once set (e.g. by SIGINT), run() abandons the test in progress, stopping its kernel, and
+  // throws Interrupted: a hanging kernel does not hold up Ctrl-C.
+  const std::atomic<bool>* interrupt = nullptr;
 };
 
 struct RunResult {
   Status status = Status::Ok;  // Ok, LaunchError or Timeout
   std::string message;
+  // The launch failed for a reason that lies in the program or its arguments rather than in
+  // this configuration (an argument list the kernel does not take): every configuration
+  // would likely fail the same way (Result::independent_of_configuration).
+  bool independent_of_configuration = false;
   TimingStats time;
   // One view per output argument, in argument order, into host buffers the backend owns
   // and reuses: valid until its next run() or load(). (Outputs can be gigabytes; copying
@@ -84,6 +94,7 @@ struct RunResult {
   std::vector<std::span<const std::byte>> outputs;
   std::map<std::string, double> counters;
   std::optional<EnergyStats> energy;
+  std::optional<DeviceConditions> conditions;  // clocks, power, temperature: where the backend reads them
   double profiling_ms = 0;     // wall time of collecting the counters (all passes)
   int profiling_passes = 0;    // launches the counters took
   std::vector<std::string> warnings;  // said once per run, e.g. a metric the device lacks

@@ -21,6 +21,9 @@ struct DeviceInfo {
   std::size_t max_shared_memory_per_block = 0;
   int max_threads_per_block = 0;
   std::string driver_version;
+  // The kernel compiler: "NVRTC 12.6"; for OpenCL the platform's version, which names the
+  // compiler (PoCL: its LLVM). Part of what a tuning's results are keyed by.
+  std::string compiler_version;
   // A CPU device (e.g. PoCL): its kernels use the cores the compilers would use.
   bool runs_on_host_cores = false;
 };

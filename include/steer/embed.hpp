@@ -217,7 +217,9 @@ class Tuner {
 struct OnlineOptions {
   std::uint64_t budget = 50;  // configurations to test, those resumed from the store included
   int calls_per_test = 5;     // calls spent on each tested configuration; the first is not timed
-  double timeout_ms = 10'000;  // a launch slower than this fails
+  // A launch slower than this fails, its kernel stopped: each call's, and each validation
+  // run's (in place of the spec's kernel.timeout_ms).
+  double timeout_ms = 10'000;
 };
 
 struct OnlineStep {

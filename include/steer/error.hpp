@@ -44,6 +44,13 @@ class BackendError : public Error {
   using Error::Error;
 };
 
+// A test stopped in the middle because the run was interrupted (RunOptions::interrupt, set
+// by Ctrl-C): it did not finish, so it has no result.
+class Interrupted : public Error {
+ public:
+  using Error::Error;
+};
+
 // The results store cannot be opened, read or written.
 class StoreError : public Error {
  public:

@@ -1,6 +1,7 @@
 #pragma once
 // The outcome of one empirical test of one configuration.
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -39,6 +40,25 @@ struct EnergyStats {
   double temperature_c = 0;
 };
 
+// The state of the device while a test's timed launches ran, as far as the backend can
+// read it (NaN: not read). On an NVIDIA GPU the worker reads NVML right after the last timed
+// launch; for a device that runs on the host's CPU cores the tuner measures how busy other
+// processes kept those cores. A slowed clock, a power cap or heat makes a configuration
+// look slower than it is; the tuning loop warns when it sees one (steer/tuner.hpp).
+struct DeviceConditions {
+  double sm_clock_mhz = std::numeric_limits<double>::quiet_NaN();
+  double memory_clock_mhz = std::numeric_limits<double>::quiet_NaN();
+  double power_watts = std::numeric_limits<double>::quiet_NaN();
+  double power_limit_watts = std::numeric_limits<double>::quiet_NaN();  // the limit the driver enforces
+  double temperature_c = std::numeric_limits<double>::quiet_NaN();
+  // Why the driver held the clocks below their maximum, as it reports it ("power cap",
+  // "thermal slowdown", ...; comma-separated). Empty: no reason, or none was read.
+  std::string throttle;
+  // A device on the host's cores: the share (0 to 1) of the cores this process may use that
+  // other processes kept busy during the test.
+  double other_load = std::numeric_limits<double>::quiet_NaN();
+};
+
 // What a searcher asks to be measured on a configuration.
 struct MeasureRequest {
   bool counters = false;
@@ -61,9 +81,15 @@ struct Result {
   double max_abs_error = 0;                                  // validation: largest |out - ref|
   std::map<std::string, double> counters;                    // as measured (metric name -> value); see counters.hpp
   std::optional<EnergyStats> energy;
+  std::optional<DeviceConditions> conditions;                // absent when the backend read nothing
   // The tuning objective's score (lower is better) when the loop tunes for something
   // other than time; searchers rank by it (not stored: derived from the above).
   std::optional<double> score;
+  // The test failed for a reason that may lie in the spec or the program rather than in this
+  // configuration (RunResult::independent_of_configuration, or a launch geometry that does
+  // not evaluate): when the first tests of a run all fail alike so, the run stops
+  // (kFailEarlyTests in tuner.hpp). Not stored.
+  bool independent_of_configuration = false;
   std::string device;
   std::string problem_size;
   std::string timestamp;                                     // ISO 8601 UTC

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "steer/error.hpp"
 #include "steer/value.hpp"
 
 namespace steer {
@@ -93,6 +94,62 @@ struct BuildStats {
   std::vector<ConstraintStats> constraints;
 };
 
+// How far a build has got, reported as it goes (BuildLimits::on_progress) and when a limit
+// stops it. Groups are enumerated one after another, each depth first.
+struct BuildProgress {
+  std::size_t group = 0;            // the group being enumerated, 0-based
+  std::size_t groups = 0;
+  std::size_t group_parameters = 0;
+  double group_combinations = 0;    // the cross product of the group's parameters' values
+  // The share of those combinations the search has passed (enumerated or cut off by a
+  // constraint): its position in the order it enumerates them, 0 to 1.
+  double searched = 0;
+  std::uint64_t rows = 0;           // valid rows of this group found so far
+  double seconds = 0;               // since the build began
+  double group_seconds = 0;         // since this group's enumeration began
+};
+
+// Bounds on Space::build, for spaces that may take too long or too much memory to
+// enumerate, and progress reports. Unset bounds are no bounds.
+struct BuildLimits {
+  double seconds = 0;               // stop after this long (0: no limit)
+  std::size_t memory_bytes = 0;     // stop once the valid rows found hold this much (0: no limit)
+  std::function<void(const BuildProgress&)> on_progress;
+  double progress_interval_s = 0.25;
+  // When stopped: how long to sample the unsearched part for an estimate of the size.
+  double estimate_seconds = 2;
+  std::uint64_t estimate_probes = 100'000;
+  std::uint64_t seed = 1;
+};
+
+// An estimate of the number of valid configurations, by sampling: Knuth's estimator (random
+// descents through the search tree, each weighted by the product of the branching factors it
+// met), over the part of the search a stopped build had not reached, added to the rows it
+// found; groups are multiplied. Unbiased; the interval is the mean's normal 95 % interval,
+// which a space whose valid configurations cluster in a few corners can make too narrow.
+struct SizeEstimate {
+  double count = 0;
+  double low = 0, high = 0;
+  double at_least = 0;                // the product of the rows found so far (0 while a group was not reached)
+  std::uint64_t probes = 0;           // random descents made, in all groups sampled
+  // The sampled group whose descents reached a valid configuration least often (the
+  // estimate is only as good as it): its index (0-based), descents, and those that did.
+  std::size_t weakest_group = 0;
+  std::uint64_t weakest_probes = 0, weakest_valid = 0;
+  bool reliable = false;              // at least 10 descents of every sampled group reached one
+};
+
+// Thrown by Space::build when a BuildLimits bound stopped it.
+class SpaceBuildStopped : public SpaceError {
+ public:
+  enum class Reason { Time, Memory };
+  SpaceBuildStopped(Reason reason, BuildProgress progress, SizeEstimate estimate, BuildStats stats);
+  Reason reason;
+  BuildProgress progress;  // where it stopped
+  SizeEstimate estimate;
+  BuildStats stats;        // constraints' rejections so far, the cross product
+};
+
 class Space {
  public:
   // Enumerates the valid configurations. Throws SpaceError for no parameters, an empty
@@ -100,7 +157,8 @@ class Space {
   // the constraint that removed the most); ExpressionError for an expression that does not
   // parse or names an unknown parameter, or that fails to evaluate (e.g. division by zero),
   // naming the constraint's label and, for evaluation, the parameter values.
-  static Space build(const SpaceDefinition& definition);
+  // With `limits`, reports progress and throws SpaceBuildStopped when a bound is reached.
+  static Space build(const SpaceDefinition& definition, const BuildLimits& limits = {});
 
   Space(Space&&) noexcept;
   Space& operator=(Space&&) noexcept;

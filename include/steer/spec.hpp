@@ -55,6 +55,9 @@ struct KernelSpec {
   std::vector<Argument> arguments;
   std::vector<std::string> compiler_options;
   bool compute_bound = false;  // hint for the expert system (inst_reaction 0.5)
+  // A launch slower than this is a timeout (steer tune --timeout-ms overrides it); unset:
+  // 10 s (RunOptions::timeout_ms).
+  std::optional<double> timeout_ms;
 };
 
 struct ProblemSize {
@@ -122,7 +125,10 @@ struct Spec {
   std::vector<ProblemSize> sizes;
   std::string default_size;
   Reference reference;
-  std::string hash;  // stable hash of the file's content, for results provenance
+  // A hash of the file's text, for provenance. A results store keys a tuning by the spec's
+  // content instead (src/tuner/tuning_content.hpp): a description or the layout of the
+  // JSON changes this hash, not that.
+  std::string hash;
 
   const ProblemSize& size(std::string_view name) const;  // throws SpecError naming the choices
 };

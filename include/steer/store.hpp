@@ -3,12 +3,13 @@
 // that survives the tuner being killed. Recording formats: steer/recording.hpp.
 //
 //   steer::Store store = steer::Store::open("results.db");
-//   std::int64_t tuning = store.tuning({"gemm", spec.hash, "NVIDIA H200", "cuda", "N=4096"});
+//   std::int64_t tuning = store.tuning(key, content);  // key: steer/tuner.hpp tuning_key()
 //   auto done = store.measured_keys(tuning);   // resume: skip these
 //   store.append(tuning, result);              // durable once it returns
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -24,17 +25,44 @@
 
 namespace steer {
 
-// What identifies one tuning: the same spec (name and content hash) on the same device,
-// backend and problem size. Results of one tuning are interchangeable; a resumed run
-// continues the tuning with the same key.
+// What a tuning's results depend on besides the spec's name, the device, the backend and
+// the problem size, part by part: part name -> a hash of its content, or a version. The
+// tuning loop fills it (steer/tuner.hpp, TuningContent there says which parts); the store
+// keeps it so that it can say what differs when a spec comes back under another key.
+using TuningContent = std::map<std::string, std::string>;
+
+// A hash of every part (names and values): TuningKey::content_key.
+std::string content_key(const TuningContent& content);
+
+// What changed from `stored` to `now`, one phrase per part that differs ("the kernel source
+// changed", "compiler: NVRTC 12.4 -> NVRTC 12.6", "include 'util.h' is new"), in part order.
+std::vector<std::string> content_differences(const TuningContent& stored, const TuningContent& now);
+
+// What identifies one tuning: results of one tuning are interchangeable, and a run with
+// the same key continues (resumes) it.
 struct TuningKey {
   std::string spec_name;
-  std::string spec_hash;     // empty for recordings imported from other tools
+  // The hash of the spec's content that decides results (steer/tuner.hpp); for tunings of
+  // Steer before schema 3, the hash of the spec file's text; empty for recordings imported
+  // from other tools.
+  std::string spec_hash;
   std::string device;
   std::string backend;       // "cuda", "opencl", "replay"; empty when not recorded
   std::string problem_size;  // text, e.g. "N=4096" or "4096x4096"
+  // content_key(TuningContent): sources, includes, inputs, compiler, driver, ... Empty for
+  // imported recordings and for tunings of Steer before schema 3, which no new run matches.
+  std::string content_key;
 
   friend bool operator==(const TuningKey&, const TuningKey&) = default;
+};
+
+// A test that was running when the process running it ended without a result: it crashed,
+// or was killed (Store::take_abandoned).
+struct AbandonedTest {
+  std::vector<std::pair<std::string, Value>> configuration;
+  std::uint64_t config_index = 0;
+  std::string process;  // "process 1234 on HOST"
+  std::string started;  // ISO 8601 UTC
 };
 
 // A results store in one SQLite file (WAL mode). One Store object is used by one thread;
@@ -48,11 +76,14 @@ class Store {
   static Store open_existing(const std::filesystem::path& file);
   // For reading only (export, simulate, report, import from a store): writes nothing, so a
   // file or folder without write permission opens too; appending throws StoreError. An
-  // older schema is an error (open() upgrades it).
+  // older schema is read as it is (open() upgrades it).
   static Store open_read_only(const std::filesystem::path& file);
-  // Every open checks the file (SQLite's quick_check) and names a damaged one. While a store
-  // is open, FILE.db-wal beside it holds its latest commits: it belongs to FILE.db (copy or
-  // move both, or neither) until the last process closes the store, which folds it back.
+  // Every open checks the file (SQLite's quick_check) and names a damaged one. A read-only
+  // open reads stores of every older schema as they are (the recordings in data/ among them).
+  // While a store is open, FILE.db-wal beside it holds its latest commits: it belongs to
+  // FILE.db (copy or move both, or neither). Closing a store opened for writing folds the
+  // WAL back into FILE.db (a checkpoint), also while other processes still have it open; the
+  // last to close removes FILE.db-wal.
 
   Store(Store&&) noexcept;
   Store& operator=(Store&&) noexcept;
@@ -60,12 +91,24 @@ class Store {
 
   const std::filesystem::path& path() const noexcept;
 
-  // The id of the tuning with this key, created if new.
-  std::int64_t tuning(const TuningKey& key);
+  // The id of the tuning with this key, created (with `content`) if there is none; of
+  // several with the key (new_tuning), the newest.
+  std::int64_t tuning(const TuningKey& key, const TuningContent& content = {});
+  // A new tuning with this key even when the store holds one already (steer tune --fresh);
+  // later runs with the key continue this one.
+  std::int64_t new_tuning(const TuningKey& key, const TuningContent& content = {});
+  // The newest tuning with this key, if any; creates nothing.
+  std::optional<std::int64_t> find_tuning(const TuningKey& key) const;
   // The key of tuning `id`; throws StoreError if there is none.
   TuningKey tuning_key(std::int64_t id) const;
+  // The content tuning `id` was created with (empty for imported recordings and tunings of
+  // Steer before schema 3).
+  TuningContent tuning_content(std::int64_t id) const;
   // Every tuning, by id.
   std::vector<std::pair<std::int64_t, TuningKey>> tunings() const;
+  // The tunings of the same spec name, device, backend and problem size as `key` whose
+  // content key differs: the same spec under another key. Newest first.
+  std::vector<std::pair<std::int64_t, TuningKey>> other_keys(const TuningKey& key) const;
 
   // Commits one test in its own transaction; once this returns, the test survives the
   // process being killed. A configuration the tuning already holds is not written again:
@@ -77,6 +120,17 @@ class Store {
   bool replace(std::int64_t tuning, const Result& result);
   // Commits many tests in one transaction (all or none); returns how many were new.
   std::size_t append(std::int64_t tuning, std::span<const Result> results);
+
+  // Records, durably, that this process is about to run `test` (its configuration and
+  // index) in `tuning`, replacing the test it recorded before. If the whole process dies
+  // during the test, the record is left behind for take_abandoned. append() and replace()
+  // of a result of the tuning remove the record; so does clear_running().
+  void mark_running(std::int64_t tuning, const Result& test);
+  void clear_running(std::int64_t tuning);
+  // The tests of `tuning` whose processes ended while running them, oldest first; their
+  // records are removed. A record of a process still running, or of one on another host
+  // (which cannot be asked), stays.
+  std::vector<AbandonedTest> take_abandoned(std::int64_t tuning);
 
   // The tests of a tuning in the order they were appended.
   std::vector<Result> results(std::int64_t tuning) const;

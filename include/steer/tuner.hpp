@@ -29,10 +29,9 @@
 #include "steer/searcher.hpp"
 #include "steer/space.hpp"
 #include "steer/spec.hpp"
+#include "steer/store.hpp"
 
 namespace steer {
-
-class Store;
 
 // When to stop; the first condition met ends the run. Unset means no limit.
 struct StopConditions {
@@ -48,6 +47,10 @@ struct TuneOptions {
   // run.measure applies to every test, on top of what the searcher asks for. A stored
   // test that lacks what is asked for (counters, energy) is measured again and replaced.
   RunOptions run;
+  // The hang timeout: a launch slower than this many ms is a `timeout`, and its kernel is
+  // stopped (the backend replaces its worker process). Unset: the spec's kernel.timeout_ms
+  // (ExecutorInfo::timeout_ms), else run.timeout_ms (10 s).
+  std::optional<double> timeout_ms;
   // What "best" means; an objective that needs energy measures it on every test.
   Objective objective;
   int compile_threads = 0;          // 0: hardware threads - 1 (at least 1)
@@ -69,7 +72,17 @@ struct TuneOptions {
   // an interrupted run skips it. 0 or 1: off. The re-measurements are not stored as tests.
   std::size_t final_check = 5;
   int final_rounds = 3;
-  std::atomic<bool>* interrupt = nullptr;  // set (e.g. by SIGINT) to stop after the current test
+  // Which tuning of the store the run continues. By default the newest whose key matches
+  // the run's (Executor::content: what the results depend on), else a new one; when the
+  // store holds the same spec on the same device and size under another key, a warning says
+  // which tuning and what differs. `fresh` starts a new tuning even when one matches;
+  // `tuning` continues that one (of the same spec name, device, backend and size) whatever
+  // its key.
+  bool fresh = false;
+  std::optional<std::int64_t> tuning;
+  // Set (e.g. by SIGINT) to stop: a test in progress on a device is abandoned at once, its
+  // kernel stopped (RunOptions::interrupt), and nothing is stored for it.
+  std::atomic<bool>* interrupt = nullptr;
   // Called after every test with the result and the loop's running totals.
   std::function<void(const Result&, const struct TuneProgress&)> on_test;
   // Called once per distinct warning (e.g. a metric the device lacks), when it happens.
@@ -125,6 +138,8 @@ struct TuneSummary {
   std::string device;
   std::string problem_size;
   std::vector<Result> results;      // every test, in order
+  std::int64_t tuning = 0;          // the store's tuning the run continued or created (0: no store)
+  bool new_tuning = false;          // created by this run
 };
 
 // ---- Executors: what a test runs on ----------------------------------------------------
@@ -133,9 +148,12 @@ struct TuneSummary {
 // and the problem size.
 struct ExecutorInfo {
   DeviceInfo device;
-  std::string spec_name, spec_hash;  // the store's key (TuningKey)
+  // The store's key (TuningKey): on a device the hash of the spec's content that decides
+  // results (parameters, constraints, kernel, size, reference); in a replay the recording's.
+  std::string spec_name, spec_hash;
   std::string problem_size;          // name
   std::optional<double> flops;       // per launch at this size, for work-rate objectives
+  std::optional<double> timeout_ms;  // the spec's kernel.timeout_ms (TuneOptions::timeout_ms)
 };
 
 // A configuration made ready to run (compiled, for a device), owned by its executor.
@@ -162,6 +180,10 @@ class Executor {
   // said once per run (a metric the device lacks) go to `warnings`.
   virtual const Result& run(ConfigIndex config, PreparedTest* prepared, const RunOptions& run,
                             std::vector<std::string>& warnings) = 0;
+  // What the results of this run depend on, part by part, for the store's key: read (files,
+  // argument bytes) only when a store asks. Empty for a replay, which is keyed by its
+  // recording.
+  virtual TuningContent content() const { return {}; }
   // Seconds since start(): the wall clock on a device, the simulated clock of a replay.
   virtual double clock_s() const = 0;
   // A simulated executor (a replay) compiles nothing and keeps its own clock: the loop
@@ -197,6 +219,9 @@ class DeviceExecutor final : public Executor {
   std::unique_ptr<PreparedTest> prepare(ConfigIndex config) override;
   const Result& run(ConfigIndex config, PreparedTest* prepared, const RunOptions& run,
                     std::vector<std::string>& warnings) override;
+  // The spec's parts, the source and its includes, the input data, compiler, driver and
+  // device (src/tuner/tuning_content.hpp lists them).
+  TuningContent content() const override;
   double clock_s() const override;
 
   // A configuration's defines and launch geometry. Throws ExpressionError (or what a launch
@@ -299,10 +324,20 @@ struct DeviceLimitedSpace {
 DeviceLimitedSpace limit_to_device(const Spec& spec, const ProblemSize& size, const DeviceInfo& device);
 
 // Tunes over `space` with `executor`. With a store, every finished test is committed as it
-// completes, and configurations the store already holds for the same spec, device and size
-// are served from it instead of being run again (resume).
+// completes, and configurations the store already holds in the tuning the run continues
+// (TuneOptions::tuning) are served from it instead of being run again (resume). Before each
+// test on a device the store records which configuration runs (Store::mark_running); a test
+// that an earlier process of the same tuning never finished (it crashed or was killed) is
+// stored as a `launch_error` when the run starts, so that resuming does not run it again.
+//
+// Fail early: when the first kFailEarlyTests tests the run makes all fail with the same
+// error, of a kind that does not depend on the configuration (Result::
+// independent_of_configuration: arguments the kernel does not take, a launch geometry that
+// cannot be evaluated), every test would fail: tune() throws Error naming it, and stores
+// none of them. Such failures are stored once the run goes on past them.
 TuneSummary tune(const Space& space, Executor& executor, Searcher& searcher, Store* store,
                  const TuneOptions& options);
+inline constexpr std::uint64_t kFailEarlyTests = 3;
 
 // Tunes `spec` on `backend`: tune() with a DeviceExecutor for options.size.
 TuneSummary tune(const Spec& spec, const Space& space, Backend& backend, Searcher& searcher,

@@ -25,6 +25,11 @@ Steer side: build/bench/space_construction (Google Benchmark) builds the same sp
 kernels/<name>/spec.json; its time is the best of 3 repetitions of the mean over many
 constructions, its memory the built space's storage (BuildStats::memory_bytes).
 
+With --python, the same two definitions are also built from Python in this process, with the
+Python package (pip install .): steer.Space(tune_params, restrictions), best of 5, the
+dict and the restriction strings converted and handed to the core as Kernel Tuner's
+Searchspace gets them.
+
 Times are wall-clock and CPU (time.process_time; Google Benchmark's cpu_time); on a
 shared machine the CPU time is the steadier of the two.
 
@@ -90,6 +95,19 @@ def kernel_tuner(name, solver):
     return space.size, wall, cpu, peak
 
 
+def steer_from_python(name):
+    import steer as steer_package
+
+    tune_params, restrictions = SPACES[name]
+    wall = cpu = float("inf")
+    for _ in range(5):
+        start_wall, start_cpu = time.perf_counter(), time.process_time()
+        space = steer_package.Space(tune_params, restrictions)
+        wall = min(wall, time.perf_counter() - start_wall)
+        cpu = min(cpu, time.process_time() - start_cpu)
+    return len(space), wall, cpu
+
+
 def steer(binary, names):
     run = subprocess.run(
         [str(binary), f"--benchmark_filter=construct/({'|'.join(names)})$", "--benchmark_repetitions=3",
@@ -112,6 +130,7 @@ def steer(binary, names):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", type=pathlib.Path, default=ROOT / "build" / "bench" / "space_construction")
+    parser.add_argument("--python", action="store_true", help="also build the spaces with steer.Space in this process")
     args = parser.parse_args()
 
     ours = steer(args.binary, list(SPACES))
@@ -120,6 +139,11 @@ def main():
         size, wall, cpu, memory = ours[name]
         print(f"\n{name}: {size:,} valid configurations")
         print(f"  {'Steer':<54} {wall * 1e3:>8.2f} / {cpu * 1e3:>7.2f}  {'':>17}  {memory / 2**20:>8.3f}")
+        if args.python:
+            py_size, py_wall, py_cpu = steer_from_python(name)
+            if py_size != size:
+                sys.exit(f"{name}: steer.Space counts {py_size} valid configurations, the benchmark {size}")
+            print(f"  {'Steer from Python (steer.Space)':<54} {py_wall * 1e3:>8.2f} / {py_cpu * 1e3:>7.2f}")
         fastest = None
         for solver in SOLVERS:
             kt_size, kt_wall, kt_cpu, kt_peak = kernel_tuner(name, solver)
@@ -131,6 +155,8 @@ def main():
             if fastest is None or kt_cpu < fastest[1]:
                 fastest = (kt_wall, kt_cpu, solver)
         print(f"  speed-up against the fastest ({fastest[2]}): {fastest[0] / wall:.0f}x wall, {fastest[1] / cpu:.0f}x CPU")
+        if args.python:
+            print(f"  steer.Space against the fastest: {fastest[0] / py_wall:.0f}x wall, {fastest[1] / py_cpu:.0f}x CPU")
 
 
 if __name__ == "__main__":

@@ -7,12 +7,14 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
 #include <thread>
 
 #include "steer/embed.hpp"
+#include "tuner/host_load.hpp"
 
 namespace steer {
 namespace {
@@ -86,6 +88,9 @@ class OnlineTuner::Impl::Tests final : public Executor {
   void start(const RunOptions& run) override { online_.device.start(run); }
   std::unique_ptr<PreparedTest> prepare(ConfigIndex config) override { return online_.device.prepare(config); }
   double clock_s() const override { return online_.device.clock_s(); }
+  // Keyed in the store as Tuner::tune keys the same kernel, so that either continues the
+  // other's tuning.
+  TuningContent content() const override { return online_.device.content(); }
 
   const Result& run(ConfigIndex config, PreparedTest* prepared, const RunOptions& run,
                     std::vector<std::string>& warnings) override {
@@ -107,8 +112,15 @@ class OnlineTuner::Impl::Tests final : public Executor {
     // device does at a kernel's first launch (PoCL compiles it for the work-group size).
     const int calls = online_.options.calls_per_test;
     std::vector<double> samples;
+    // The device's conditions are those of the calls, not of the validation run: on a CPU
+    // device, how busy other processes kept its cores from the first launch to the last (the
+    // application's own work between calls is this process's, not theirs).
+    result.conditions.reset();
+    const bool on_host_cores = online_.device.info().device.runs_on_host_cores;
+    std::optional<tuner_detail::CpuTimes> cpu_before;
     for (int call = 0; call < calls; ++call) {
       online_.wait_for_call();
+      if (on_host_cores && call == 0) cpu_before = tuner_detail::read_cpu_times();
       const RunResult launched = online_.device.launch(*prepared, online_.data, online_.options.timeout_ms);
       if (launched.status != Status::Ok) {  // the call stays pending: the next configuration serves it
         result.status = launched.status;
@@ -117,6 +129,7 @@ class OnlineTuner::Impl::Tests final : public Executor {
       }
       const double kernel_ms = launched.time.median_ms;
       if (call > 0 || calls == 1) samples.push_back(kernel_ms);
+      if (cpu_before && call == calls - 1) record_other_load(*cpu_before, result);
       online_.serve(OnlineStep{result.configuration, kernel_ms, true});
     }
     result.status = Status::Ok;
@@ -125,6 +138,14 @@ class OnlineTuner::Impl::Tests final : public Executor {
   }
 
  private:
+  static void record_other_load(const tuner_detail::CpuTimes& before, Result& result) {
+    const std::optional<tuner_detail::CpuTimes> after = tuner_detail::read_cpu_times();
+    const double load = after ? tuner_detail::other_load(before, *after) : std::nan("");
+    if (std::isnan(load)) return;  // too short to tell
+    if (!result.conditions) result.conditions.emplace();
+    result.conditions->other_load = load;
+  }
+
   Impl& online_;
   Result last_;
 };
@@ -135,7 +156,9 @@ void OnlineTuner::Impl::run_loop() {
     const std::unique_ptr<Searcher> searcher = tuner.make_searcher();
     TuneOptions tune_options = tuner.options();
     tune_options.stop = StopConditions{.tests = options.budget};
-    tune_options.run.timeout_ms = options.timeout_ms;
+    // The hang timeout of the loop's own runs (validation) too, ahead of the spec's
+    // kernel.timeout_ms and the Tuner's options, as for the calls.
+    tune_options.timeout_ms = options.timeout_ms;
     // Measuring the best again would take more of the application's calls.
     tune_options.final_check = 0;
     tune_options.interrupt = &interrupt;

@@ -126,8 +126,9 @@ struct Tuner::Impl {
     return name.empty() ? "default" : name;
   }
 
-  // What identifies the tuning in a store, as a spec file's bytes do for `steer tune`: the
-  // source, the space, the launch, the arguments' names, types and sizes, the options.
+  // Spec::hash, as a spec file's text gives it for `steer tune`: the source, the space, the
+  // launch, the arguments' names, types and sizes, the options. For provenance: a store keys
+  // the tuning by its content (DeviceExecutor::content).
   std::string description_hash() const {
     std::ostringstream text;
     text << "kernel " << kernel.name() << '\n';

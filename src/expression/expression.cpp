@@ -75,4 +75,18 @@ Value evaluate_once(std::string_view text, std::span<const std::pair<std::string
   return to_value(Expression::parse(text, names).evaluate(slots));
 }
 
+std::string normalised_text(std::string_view text) {
+  try {
+    std::string normalised;
+    for (const detail::Token& token : detail::Tokenizer(text).run()) {
+      if (token.kind == detail::Token::Kind::End) break;
+      if (!normalised.empty()) normalised += ' ';
+      normalised += token.text;
+    }
+    return normalised;
+  } catch (const ExpressionError&) {
+    return std::string(text);
+  }
+}
+
 }  // namespace steer::expr

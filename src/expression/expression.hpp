@@ -105,6 +105,11 @@ class Expression {
 // than a million values.
 std::vector<Value> evaluate_list(std::string_view text);
 
+// The expression's tokens as written, one space between each: the same text for "A*B<=64"
+// and "A * B <= 64" (what a tuning is keyed by must not change with spacing). Text that
+// does not tokenize is returned as it is.
+std::string normalised_text(std::string_view text);
+
 // Evaluates an expression once with named values (launch geometry, sizes); allocates.
 Value evaluate_once(std::string_view text, std::span<const std::pair<std::string, Value>> variables);
 

@@ -114,6 +114,14 @@ std::string_view numpy_dtype(ElementType type) {
   return "?";
 }
 
+std::filesystem::path expected_output_file(const std::filesystem::path& path, const std::string& size) {
+  std::string text = path.string();
+  for (std::size_t at = text.find("{size}"); at != std::string::npos; at = text.find("{size}", at + size.size())) {
+    text.replace(at, 6, size);
+  }
+  return text;
+}
+
 std::vector<std::byte> read_expected_output(const std::filesystem::path& file, const HostArgument& argument) {
   const std::string bytes = read_all(file);
   if (bytes.compare(0, kMagic.size(), kMagic) == 0) return read_npy(file, bytes, argument);

@@ -3,6 +3,7 @@
 // (numpy.save) whose element type and count are checked against the output argument.
 #include <cstddef>
 #include <filesystem>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -15,6 +16,10 @@ namespace steer {
 // file and what does not match: another dtype, another number of elements, Fortran order,
 // big-endian elements, a damaged header.
 std::vector<std::byte> read_expected_output(const std::filesystem::path& file, const HostArgument& argument);
+
+// The file of expected outputs `path` names at problem size `size`: "{size}" in it stands
+// for the size's name.
+std::filesystem::path expected_output_file(const std::filesystem::path& path, const std::string& size);
 
 // The NumPy dtype ("<f4", "|u1", ...) of an element type.
 std::string_view numpy_dtype(ElementType type);

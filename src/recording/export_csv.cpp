@@ -1,10 +1,13 @@
 // Results -> CSV (RFC 4180): one row per test. Columns: every parameter (in the order
 // first seen), status, timing statistics (empty for a test that was never timed),
 // compile/validation/overhead/profiling times, max_abs_error, energy per launch and
-// power (empty when not measured), timestamp, message, then one column per counter
+// power (empty when not measured), the device's conditions (clocks, power, its limit,
+// temperature, throttle reasons, other processes' load; empty where not read),
+// timestamp, message, then one column per counter
 // (sorted by name; empty where a test lacks it). Numbers in the shortest form that
 // reads back exactly.
 #include <algorithm>
+#include <cmath>
 #include <fmt/core.h>
 #include <map>
 #include <ostream>
@@ -26,8 +29,13 @@ std::string number(double value) { return fmt::format("{}", value); }
 constexpr const char* kFixedColumns[] = {
     "status",       "median_ms",     "min_ms",      "mean_ms",     "max_ms",        "stddev_ms",
     "repetitions",  "compile_ms",    "validation_ms", "overhead_ms", "profiling_ms", "profiling_passes", "max_abs_error",
-    "energy_joules_per_launch", "energy_average_watts", "timestamp", "message",
+    "energy_joules_per_launch", "energy_average_watts",
+    "sm_clock_mhz", "memory_clock_mhz", "power_watts", "power_limit_watts", "temperature_c", "throttle", "other_load",
+    "timestamp", "message",
 };
+
+// A reading: empty when not read (NaN).
+std::string reading(double value) { return std::isnan(value) ? std::string() : number(value); }
 
 }  // namespace
 
@@ -73,6 +81,13 @@ void export_csv(std::ostream& out, std::span<const Result> results) {
     add(number(result.max_abs_error));
     add(result.energy ? number(result.energy->joules_per_launch) : "");
     add(result.energy ? number(result.energy->average_watts) : "");
+    const DeviceConditions none;
+    const DeviceConditions& c = result.conditions ? *result.conditions : none;
+    for (double value : {c.sm_clock_mhz, c.memory_clock_mhz, c.power_watts, c.power_limit_watts, c.temperature_c}) {
+      add(reading(value));
+    }
+    add(field(c.throttle));
+    add(reading(c.other_load));
     add(field(result.timestamp));
     add(field(result.message));
     for (const std::string& name : counters) {

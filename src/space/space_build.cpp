@@ -10,6 +10,7 @@
 #include <chrono>
 #include <limits>
 #include <numeric>
+#include <random>
 #include <tuple>
 
 #include "expression/expression.hpp"
@@ -209,14 +210,70 @@ Memo make_memo(const CompiledConstraint& constraint, std::uint32_t bound, const 
   return memo;
 }
 
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+// A build's limits as it runs: when to report progress, when to stop.
+struct Control {
+  const BuildLimits& limits;
+  Clock::time_point start = Clock::now();
+  Clock::time_point next_report = start;
+  std::size_t groups = 0;
+  std::size_t group = 0;               // being enumerated
+  Clock::time_point group_start = start;
+  std::size_t finished_bytes = 0;      // rows of the groups done
+  Clock::time_point estimate_deadline;  // once stopped
+
+  double elapsed() const { return seconds_between(start, Clock::now()); }
+  // Stopped: from now on the time set aside for sampling runs.
+  void begin_estimate() {
+    estimate_deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(limits.estimate_seconds));
+  }
+};
+
+// What is known of one group's number of valid rows: found for certain, plus what the
+// sampled descents estimate for the part not searched (mean and the variance of that mean).
+struct GroupEstimate {
+  double found = 0;
+  double rest = 0;
+  double rest_variance = 0;
+  std::uint64_t probes = 0;
+  std::uint64_t probes_valid = 0;
+  bool exact = false;
+  double count() const { return found + rest; }
+};
+
+// A build stopped inside a group, with the estimate of that group made where it stopped.
+struct GroupStopped {
+  SpaceBuildStopped::Reason reason;
+  BuildProgress progress;
+  std::vector<std::uint64_t> rejected;  // per constraint, by the search (the estimate's descents not counted)
+  GroupEstimate estimate;
+};
+
+std::size_t popcount(const std::vector<std::uint64_t>& bits) {
+  std::size_t count = 0;
+  for (std::uint64_t word : bits) count += static_cast<std::size_t>(std::popcount(word));
+  return count;
+}
+
 // Depth-first enumeration over one partial assignment, a Scalar slot and a value index per
 // parameter, overwritten as the search moves, so testing a configuration allocates
 // nothing. Each level narrows the values of its parameter to those that every constraint
 // completed there accepts, then descends into each.
 class Enumerator {
  public:
-  Enumerator(const std::vector<Parameter>& parameters, std::vector<CompiledConstraint>& constraints)
-      : parameters_(parameters), constraints_(constraints), slots_(parameters.size()), current_(parameters.size(), 0) {
+  Enumerator(const std::vector<Parameter>& parameters, std::vector<CompiledConstraint>& constraints,
+             Control* control = nullptr)
+      : parameters_(parameters),
+        constraints_(constraints),
+        slots_(parameters.size()),
+        current_(parameters.size(), 0),
+        control_(control) {
     for (const Parameter& parameter : parameters) {
       auto& scalars = scalars_.emplace_back();
       for (const Value& value : parameter.values) scalars.push_back(expr::to_scalar(value));
@@ -247,19 +304,36 @@ class Enumerator {
                          const std::vector<std::uint32_t>& group_constraints) {
     const SearchPlan plan = plan_search(group_parameters, group_constraints, constraints_, parameters_);
     const std::size_t depth = plan.order.size();
-    std::vector<std::vector<Memo>> memos(depth);
-    std::size_t memo_words_left = kMemoWordBudget;
-    for (std::size_t level = 0; level < depth; ++level) {
-      for (std::uint32_t id : plan.checks[level]) {
-        memos[level].push_back(make_memo(constraints_[id], plan.order[level], parameters_, memo_words_left));
-      }
-    }
+    std::vector<std::vector<Memo>> memos = make_memos(plan);
     std::vector<Bits> allowed(depth);
     std::vector<std::size_t> next(depth, 0);
     std::vector<Cell> cells;
     std::size_t level = 0;
     narrow(plan.order[0], plan.checks[0], memos[0], allowed[0]);
+    std::uint32_t ticks = 0;
     while (true) {
+      if (control_ && ++ticks % 256 == 0) {
+        const std::uint64_t found = cells.size() / group_parameters.size();
+        const auto stop = [&](SpaceBuildStopped::Reason reason) {
+          GroupStopped stopped{reason, progress_at(plan, next, level, found), {}, {}};
+          for (const CompiledConstraint& c : constraints_) stopped.rejected.push_back(c.rejected);
+          control_->begin_estimate();
+          stopped.estimate = estimate_rest(plan, memos, allowed, next, level, found);
+          throw stopped;
+        };
+        if (control_->limits.seconds > 0 && control_->elapsed() >= control_->limits.seconds) {
+          stop(SpaceBuildStopped::Reason::Time);
+        }
+        if (control_->limits.memory_bytes > 0 &&
+            control_->finished_bytes + cells.capacity() * sizeof(Cell) >= control_->limits.memory_bytes) {
+          stop(SpaceBuildStopped::Reason::Memory);
+        }
+        if (control_->limits.on_progress && Clock::now() >= control_->next_report) {
+          control_->limits.on_progress(progress_at(plan, next, level, found));
+          control_->next_report = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                     std::chrono::duration<double>(control_->limits.progress_interval_s));
+        }
+      }
       const std::size_t value = next_value(allowed[level], next[level]);
       if (value == SIZE_MAX) {  // level exhausted: back up
         if (level == 0) break;
@@ -285,7 +359,125 @@ class Enumerator {
     return cells;
   }
 
+  // An estimate, by random descents, of the valid rows of a group not enumerated at all.
+  GroupEstimate estimate(const std::vector<std::uint32_t>& group_parameters,
+                         const std::vector<std::uint32_t>& group_constraints) {
+    const SearchPlan plan = plan_search(group_parameters, group_constraints, constraints_, parameters_);
+    std::vector<std::vector<Memo>> memos = make_memos(plan);
+    std::vector<Bits> allowed(plan.order.size());
+    std::vector<std::size_t> next(plan.order.size(), 0);
+    narrow(plan.order[0], plan.checks[0], memos[0], allowed[0]);
+    return estimate_rest(plan, memos, allowed, next, 0, 0);
+  }
+
  private:
+  std::vector<std::vector<Memo>> make_memos(const SearchPlan& plan) const {
+    std::vector<std::vector<Memo>> memos(plan.order.size());
+    std::size_t memo_words_left = kMemoWordBudget;
+    for (std::size_t level = 0; level < plan.order.size(); ++level) {
+      for (std::uint32_t id : plan.checks[level]) {
+        memos[level].push_back(make_memo(constraints_[id], plan.order[level], parameters_, memo_words_left));
+      }
+    }
+    return memos;
+  }
+
+  // Where the search of a group stands: at `level`, with the values before next[level]
+  // done and, above it, the value next[l] - 1 of each level l in progress.
+  BuildProgress progress_at(const SearchPlan& plan, const std::vector<std::size_t>& next, std::size_t level,
+                            std::uint64_t found) const {
+    BuildProgress progress;
+    progress.group = control_->group;
+    progress.groups = control_->groups;
+    progress.group_parameters = plan.order.size();
+    progress.group_combinations = 1;
+    double scale = 1;  // the share of the combinations one value of this level stands for
+    for (std::size_t l = 0; l < plan.order.size(); ++l) {
+      const double values = static_cast<double>(parameters_[plan.order[l]].values.size());
+      progress.group_combinations *= values;
+      if (l > level) continue;
+      scale /= values;
+      progress.searched += static_cast<double>(l < level ? next[l] - 1 : next[l]) * scale;
+    }
+    progress.rows = found;
+    progress.seconds = control_->elapsed();
+    progress.group_seconds = seconds_between(control_->group_start, Clock::now());
+    return progress;
+  }
+
+  // Knuth's estimator over what the search has not reached, the part after the frontier
+  // (next, level as in progress_at): a descent first walks down the frontier's path,
+  // choosing at each level uniformly among its values not yet searched and going on along
+  // the path, then descends at random below a value it chose; its weight is the product of
+  // the numbers of choices it had. The mean weight is an unbiased estimate of the rows there.
+  GroupEstimate estimate_rest(const SearchPlan& plan, std::vector<std::vector<Memo>>& memos,
+                              const std::vector<Bits>& allowed, const std::vector<std::size_t>& next,
+                              std::size_t level, std::uint64_t found) {
+    GroupEstimate estimate;
+    estimate.found = static_cast<double>(found);
+    const std::size_t depth = plan.order.size();
+    std::mt19937_64 rng(control_ != nullptr ? control_->limits.seed : 1);
+    std::vector<Bits> scratch(depth);
+    std::vector<std::size_t> choices;
+    double sum = 0, sum_squares = 0;
+    const std::uint64_t most = control_ != nullptr ? control_->limits.estimate_probes : 10'000;
+    while (estimate.probes < most) {
+      if (control_ != nullptr && estimate.probes % 64 == 0 && Clock::now() >= control_->estimate_deadline) break;
+      // Each level of the frontier's path is one node of the tree: the weight multiplies its
+      // number of choices whichever is taken. At `level` there is no path left to follow.
+      double weight = 1;
+      for (std::size_t l = 0; l <= level; ++l) {
+        choices.clear();
+        for (std::size_t v = next_value(allowed[l], next[l]); v != SIZE_MAX; v = next_value(allowed[l], v + 1)) {
+          choices.push_back(v);
+        }
+        const std::size_t options = choices.size() + (l < level ? 1 : 0);
+        if (options == 0) {
+          weight = 0;
+          break;
+        }
+        weight *= static_cast<double>(options);
+        const std::size_t pick = std::uniform_int_distribution<std::size_t>(0, options - 1)(rng);
+        if (pick == choices.size()) {  // along the path
+          bind(plan.order[l], next[l] - 1);
+          continue;
+        }
+        bind(plan.order[l], choices[pick]);
+        weight *= descend(plan, memos, scratch, l + 1, rng);
+        break;
+      }
+      ++estimate.probes;
+      if (weight > 0) ++estimate.probes_valid;
+      sum += weight;
+      sum_squares += weight * weight;
+    }
+    if (estimate.probes > 0) {
+      const double n = static_cast<double>(estimate.probes);
+      estimate.rest = sum / n;
+      const double variance = n > 1 ? std::max(0.0, (sum_squares - sum * sum / n) / (n - 1)) : 0;
+      estimate.rest_variance = variance / n;
+    }
+    return estimate;
+  }
+
+  // A random descent from `from` to the last level, values bound so far; the product of the
+  // numbers of values allowed at each level (0 at a dead end).
+  double descend(const SearchPlan& plan, std::vector<std::vector<Memo>>& memos, std::vector<Bits>& scratch,
+                 std::size_t from, std::mt19937_64& rng) {
+    double weight = 1;
+    for (std::size_t l = from; l < plan.order.size(); ++l) {
+      narrow(plan.order[l], plan.checks[l], memos[l], scratch[l]);
+      const std::size_t count = popcount(scratch[l]);
+      if (count == 0) return 0;
+      weight *= static_cast<double>(count);
+      std::size_t pick = std::uniform_int_distribution<std::size_t>(0, count - 1)(rng);
+      std::size_t value = next_value(scratch[l], 0);
+      while (pick-- > 0) value = next_value(scratch[l], value + 1);
+      bind(plan.order[l], value);
+    }
+    return weight;
+  }
+
   void bind(std::uint32_t parameter, std::size_t value) {
     current_[parameter] = static_cast<std::uint32_t>(value);
     slots_[parameter] = scalars_[parameter][value];
@@ -344,7 +536,38 @@ class Enumerator {
   std::vector<std::vector<expr::Scalar>> scalars_;  // per parameter, per value
   std::vector<expr::Scalar> slots_;                 // the partial assignment, by parameter
   std::vector<std::uint32_t> current_;              // its value indices, by parameter
+  Control* control_;                                // limits and progress; null: none
 };
+
+// The groups' estimates multiplied: independent groups, so the space's count is the
+// product, with the variance of a product of independent estimates.
+SizeEstimate combine(const std::vector<GroupEstimate>& groups) {
+  SizeEstimate estimate;
+  double mean = 1, second_moment = 1, at_least = 1;
+  bool sampled = false;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const GroupEstimate& group = groups[g];
+    mean *= group.count();
+    second_moment *= group.count() * group.count() + group.rest_variance;
+    at_least *= group.found;
+    if (group.exact) continue;
+    estimate.probes += group.probes;
+    if (!sampled || group.probes_valid < estimate.weakest_valid) {
+      estimate.weakest_group = g;
+      estimate.weakest_probes = group.probes;
+      estimate.weakest_valid = group.probes_valid;
+    }
+    sampled = true;
+  }
+  // Too few descents reached a valid row to say how many the unsearched part holds.
+  estimate.reliable = estimate.weakest_valid >= 10;
+  const double spread = 1.96 * std::sqrt(std::max(0.0, second_moment - mean * mean));
+  estimate.count = mean;
+  estimate.at_least = at_least;
+  estimate.low = std::max(at_least, mean - spread);
+  estimate.high = mean + spread;
+  return estimate;
+}
 
 // Connected components of the parameter-constraint graph, ordered by first parameter.
 struct Partition {
@@ -411,7 +634,17 @@ std::size_t Space::Impl::storage_bytes() const {
 
 Space::Space(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-Space Space::build(const SpaceDefinition& definition) {
+SpaceBuildStopped::SpaceBuildStopped(Reason why, BuildProgress where, SizeEstimate size, BuildStats so_far)
+    : SpaceError(fmt::format("building the space stopped at its {} after {:.1f} s, in group {} of {} ({:.3g} % of "
+                             "its combinations searched)",
+                             why == Reason::Time ? "time limit" : "memory limit", where.seconds, where.group + 1,
+                             where.groups, 100 * where.searched)),
+      reason(why),
+      progress(where),
+      estimate(size),
+      stats(std::move(so_far)) {}
+
+Space Space::build(const SpaceDefinition& definition, const BuildLimits& limits) {
   const auto start = std::chrono::steady_clock::now();
   auto impl = std::make_unique<Impl>();
   impl->parameters = definition.parameters();
@@ -424,7 +657,12 @@ Space Space::build(const SpaceDefinition& definition) {
   }
 
   std::vector<CompiledConstraint> constraints = compile(definition);
-  Enumerator enumerator(parameters, constraints);
+  const bool controlled = limits.seconds > 0 || limits.memory_bytes > 0 || limits.on_progress;
+  Control control{limits};
+  // Quick builds draw nothing: the first report comes one interval in.
+  control.next_report = control.start + std::chrono::duration_cast<Clock::duration>(
+                                            std::chrono::duration<double>(limits.progress_interval_s));
+  Enumerator enumerator(parameters, constraints, controlled ? &control : nullptr);
   for (CompiledConstraint& c : constraints) {  // constants: true or false for every configuration
     if (c.reads.empty() && !enumerator.test(c)) {
       c.rejected = 1;
@@ -435,9 +673,40 @@ Space Space::build(const SpaceDefinition& definition) {
   Partition parts = partition(parameters.size(), constraints);
   impl->group_of.resize(parameters.size());
   impl->column_of.resize(parameters.size());
+  control.groups = parts.parameters.size();
+  auto cross_product = [&] {
+    std::uint64_t product = 1;
+    for (const Parameter& parameter : parameters) {
+      if (__builtin_mul_overflow(product, parameter.values.size(), &product)) return std::numeric_limits<std::uint64_t>::max();
+    }
+    return product;
+  };
+  // A bound was reached in group `stopped.progress.group`: estimate it and the groups after
+  // it, in the time set aside for that, and say how far the build got.
+  auto stop = [&](const GroupStopped& stopped) {
+    std::vector<GroupEstimate> estimates;
+    for (const Group& done : impl->groups) {
+      if (&done == &impl->groups.back()) break;  // the group that stopped
+      estimates.push_back(GroupEstimate{.found = static_cast<double>(done.rows), .exact = true});
+    }
+    estimates.push_back(stopped.estimate);
+    for (std::size_t later = stopped.progress.group + 1; later < parts.parameters.size(); ++later) {
+      estimates.push_back(enumerator.estimate(parts.parameters[later], parts.constraints[later]));
+    }
+    BuildStats so_far;
+    so_far.groups = parts.parameters.size();
+    so_far.cross_product = cross_product();
+    for (std::size_t c = 0; c < constraints.size(); ++c) {
+      so_far.constraints.push_back({constraints[c].text, stopped.rejected[c]});
+    }
+    so_far.seconds = stopped.progress.seconds;
+    throw SpaceBuildStopped(stopped.reason, stopped.progress, combine(estimates), std::move(so_far));
+  };
   for (std::size_t g = 0; g < parts.parameters.size(); ++g) {
+    control.group = g;
+    control.group_start = Clock::now();
     Group& group = impl->groups.emplace_back();
-    group.parameters = std::move(parts.parameters[g]);
+    group.parameters = parts.parameters[g];
     std::size_t most_values = 0;
     for (std::size_t column = 0; column < group.width(); ++column) {
       const std::uint32_t p = group.parameters[column];
@@ -445,14 +714,19 @@ Space Space::build(const SpaceDefinition& definition) {
       impl->column_of[p] = static_cast<std::uint32_t>(column);
       most_values = std::max(most_values, parameters[p].values.size());
     }
-    if (most_values <= std::size_t{1} << 8) {
-      group.cells = enumerator.rows<std::uint8_t>(group.parameters, parts.constraints[g]);
-    } else if (most_values <= std::size_t{1} << 16) {
-      group.cells = enumerator.rows<std::uint16_t>(group.parameters, parts.constraints[g]);
-    } else {
-      group.cells = enumerator.rows<std::uint32_t>(group.parameters, parts.constraints[g]);
+    try {
+      if (most_values <= std::size_t{1} << 8) {
+        group.cells = enumerator.rows<std::uint8_t>(group.parameters, parts.constraints[g]);
+      } else if (most_values <= std::size_t{1} << 16) {
+        group.cells = enumerator.rows<std::uint16_t>(group.parameters, parts.constraints[g]);
+      } else {
+        group.cells = enumerator.rows<std::uint32_t>(group.parameters, parts.constraints[g]);
+      }
+    } catch (const GroupStopped& stopped) {
+      stop(stopped);
     }
     group.rows = visit_cells(group, [](auto cells) { return cells.size(); }) / group.width();
+    control.finished_bytes += visit_cells(group, [](auto cells) { return cells.size_bytes(); });
     if (group.rows == 0) {
       auto worst = std::max_element(parts.constraints[g].begin(), parts.constraints[g].end(),
                                     [&](auto a, auto b) { return constraints[a].rejected < constraints[b].rejected; });
@@ -471,13 +745,7 @@ Space Space::build(const SpaceDefinition& definition) {
 
   BuildStats& stats = impl->stats;
   stats.groups = impl->groups.size();
-  stats.cross_product = 1;
-  for (const Parameter& parameter : parameters) {
-    if (__builtin_mul_overflow(stats.cross_product, parameter.values.size(), &stats.cross_product)) {
-      stats.cross_product = std::numeric_limits<std::uint64_t>::max();
-      break;
-    }
-  }
+  stats.cross_product = cross_product();
   for (const CompiledConstraint& c : constraints) stats.constraints.push_back({c.text, c.rejected});
   stats.memory_bytes = impl->storage_bytes();
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

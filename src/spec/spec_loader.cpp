@@ -322,7 +322,8 @@ LaunchSpec read_launch(const Node& node, const std::vector<std::string>& names) 
 }
 
 KernelSpec read_kernel(const Node& node, const KernelContext& context) {
-  ObjectReader reader(node, {"name", "sources", "launch", "arguments", "compiler_options", "compute_bound"});
+  ObjectReader reader(node,
+                      {"name", "sources", "launch", "arguments", "compiler_options", "compute_bound", "timeout_ms"});
   KernelSpec kernel;
   kernel.name = reader.required("name").as_nonempty_string();
 
@@ -344,6 +345,10 @@ KernelSpec read_kernel(const Node& node, const KernelContext& context) {
     for (const Node& option : options->elements()) kernel.compiler_options.push_back(option.as_nonempty_string());
   }
   if (auto compute_bound = reader.optional("compute_bound")) kernel.compute_bound = compute_bound->as_bool();
+  if (auto timeout = reader.optional("timeout_ms")) {
+    kernel.timeout_ms = timeout->as_number();
+    if (!(*kernel.timeout_ms > 0)) timeout->fail("expected a positive number of milliseconds");
+  }
   return kernel;
 }
 

@@ -107,7 +107,8 @@ Json tuning_to_json(const TuningKey& tuning) {
               {"spec_hash", tuning.spec_hash},
               {"device", tuning.device},
               {"backend", tuning.backend},
-              {"problem_size", tuning.problem_size}};
+              {"problem_size", tuning.problem_size},
+              {"content_key", tuning.content_key}};
 }
 
 Json result_to_json(const Result& result) {
@@ -125,6 +126,17 @@ Json result_to_json(const Result& result) {
                   {"launches", e.launches},
                   {"sm_clock_mhz", number_or_null(e.sm_clock_mhz)},
                   {"temperature_c", number_or_null(e.temperature_c)}};
+  }
+  Json conditions = nullptr;
+  if (result.conditions) {
+    const DeviceConditions& c = *result.conditions;
+    conditions = Json{{"sm_clock_mhz", number_or_null(c.sm_clock_mhz)},
+                      {"memory_clock_mhz", number_or_null(c.memory_clock_mhz)},
+                      {"power_watts", number_or_null(c.power_watts)},
+                      {"power_limit_watts", number_or_null(c.power_limit_watts)},
+                      {"temperature_c", number_or_null(c.temperature_c)},
+                      {"throttle", c.throttle},
+                      {"other_load", number_or_null(c.other_load)}};
   }
   const TimingStats& t = result.time;
   return Json{{"configuration", configuration_to_json(result.configuration)},
@@ -147,6 +159,7 @@ Json result_to_json(const Result& result) {
               {"max_abs_error", number_or_null(result.max_abs_error)},
               {"counters", std::move(counters)},
               {"energy", std::move(energy)},
+              {"conditions", std::move(conditions)},
               {"device", result.device},
               {"problem_size", result.problem_size},
               {"timestamp", result.timestamp}};
@@ -164,6 +177,12 @@ double number_member(const Node& object, std::string_view key) {
 int int_member(const Node& object, std::string_view key) {
   auto member = object.find(key);
   return member ? static_cast<int>(member->integer()) : 0;
+}
+
+// A reading that may be missing: absent or null reads as NaN (not read).
+double reading_member(const Node& object, std::string_view key) {
+  auto member = object.find(key);
+  return member ? member->number() : std::nan("");
 }
 
 std::string string_member(const Node& object, std::string_view key) {
@@ -219,6 +238,17 @@ Result result_from_json(const Node& node) {
     e.sm_clock_mhz = number_member(*energy, "sm_clock_mhz");
     e.temperature_c = number_member(*energy, "temperature_c");
     result.energy = e;
+  }
+  if (auto conditions = node.find("conditions")) {
+    DeviceConditions c;
+    c.sm_clock_mhz = reading_member(*conditions, "sm_clock_mhz");
+    c.memory_clock_mhz = reading_member(*conditions, "memory_clock_mhz");
+    c.power_watts = reading_member(*conditions, "power_watts");
+    c.power_limit_watts = reading_member(*conditions, "power_limit_watts");
+    c.temperature_c = reading_member(*conditions, "temperature_c");
+    c.throttle = string_member(*conditions, "throttle");
+    c.other_load = reading_member(*conditions, "other_load");
+    result.conditions = std::move(c);
   }
   result.device = string_member(node, "device");
   result.problem_size = string_member(node, "problem_size");

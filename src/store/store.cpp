@@ -10,8 +10,11 @@
 // database still stays consistent); that is the price of an append costing a fraction
 // of a millisecond instead of an fsync each.
 //
-// Schema (version 2, see kMigrations; PRAGMA user_version holds the version, application_id marks the
+// Schema (version 4, see kMigrations; PRAGMA user_version holds the version, application_id marks the
 // file as Steer's). Choices:
+//  - A tuning is found by its key (TuningKey) and keeps the TuningContent it was created
+//    with as a JSON object, so that a later run under another key can be told what differs.
+//    Several tunings may share a key (steer tune --fresh): a run continues the newest.
 //  - tests.configuration is a JSON object in parameter order, so SQL can still reach a
 //    parameter (json_extract(configuration, '$.TILE')); config_key is the canonical
 //    Result::key() and UNIQUE(tuning_id, config_key) makes a resumed or repeated run
@@ -32,14 +35,28 @@
 //    queries.
 //  - SQLite cannot store NaN (it becomes NULL), so REAL columns are nullable and NULL
 //    reads back as NaN; the energy columns are NULL when energy was not measured
-//    (energy_launches is never NaN, so it tells which).
+//    (energy_launches is never NaN, so it tells which); likewise the device's conditions
+//    (clocks, power, temperature), NULL unless read, with throttle NULL when none were.
+//  - A read-only connection reads every older schema as it is: what a column added later
+//    would hold is selected as a constant (kAddedColumns), so that old recordings open
+//    without being upgraded. It never reads `running`, which only a writer uses.
+//  - `running` holds, per tuning and process, the test that process is running: written
+//    before the launch and removed with the test's result, so a row whose process has
+//    ended names the configuration it died on (take_abandoned). A process is its host,
+//    boot, pid and start time: a pid alone may be reused.
 #include "steer/store.hpp"
 
+#include <unistd.h>
+
 #include <bit>
+#include <cerrno>
 #include <cstring>
 #include <fmt/core.h>
+#include <fstream>
+#include <sstream>
 #include <unordered_map>
 
+#include "core/content_hash.hpp"
 #include "store/result_json.hpp"
 #include "store/sqlite.hpp"
 
@@ -123,8 +140,88 @@ WHERE t.status = 'ok' AND t.energy_joules_per_launch IS NOT NULL
       AND u.median_ms <= t.median_ms AND u.energy_joules_per_launch <= t.energy_joules_per_launch
       AND (u.median_ms < t.median_ms OR u.energy_joules_per_launch < t.energy_joules_per_launch));
 )sql",
+    // 2 -> 3: tunings keyed by content (content_key, and the content itself), no longer
+    // unique by the columns before (--fresh makes several of one key); the device's
+    // conditions per test. SQLite cannot drop a table constraint, so tunings is rebuilt
+    // (foreign keys are off during migrations: dropping it must not cascade to the tests).
+    R"sql(
+CREATE TABLE tunings_v3 (
+  id           INTEGER PRIMARY KEY,
+  spec_name    TEXT NOT NULL,
+  spec_hash    TEXT NOT NULL,
+  device       TEXT NOT NULL,
+  backend      TEXT NOT NULL,
+  problem_size TEXT NOT NULL,
+  created      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+  content_key  TEXT NOT NULL DEFAULT '',   -- '' for tunings of schema 2 and imported recordings
+  content      TEXT NOT NULL DEFAULT '{}'  -- TuningContent: {"part": "hash or version", ...}
+);
+INSERT INTO tunings_v3 (id, spec_name, spec_hash, device, backend, problem_size, created)
+  SELECT id, spec_name, spec_hash, device, backend, problem_size, created FROM tunings;
+DROP TABLE tunings;
+ALTER TABLE tunings_v3 RENAME TO tunings;
+CREATE INDEX tunings_by_spec ON tunings (spec_name, device, backend, problem_size);
+ALTER TABLE tests ADD COLUMN sm_clock_mhz REAL;
+ALTER TABLE tests ADD COLUMN memory_clock_mhz REAL;
+ALTER TABLE tests ADD COLUMN power_watts REAL;
+ALTER TABLE tests ADD COLUMN power_limit_watts REAL;
+ALTER TABLE tests ADD COLUMN temperature_c REAL;
+ALTER TABLE tests ADD COLUMN throttle TEXT;       -- NULL: no conditions were read
+ALTER TABLE tests ADD COLUMN other_load REAL;
+)sql",
+    // 3 -> 4: the test each process is running, so that a process that dies during a test
+    // leaves the configuration's name behind (Store::mark_running).
+    R"sql(
+CREATE TABLE running (
+  tuning_id     INTEGER NOT NULL REFERENCES tunings (id) ON DELETE CASCADE,
+  host          TEXT NOT NULL,
+  boot_id       TEXT NOT NULL,     -- /proc/sys/kernel/random/boot_id
+  pid           INTEGER NOT NULL,
+  process_start INTEGER NOT NULL,  -- clock ticks after boot (/proc/PID/stat): tells a reused pid apart
+  config_key    TEXT NOT NULL,
+  config_index  INTEGER NOT NULL,
+  configuration TEXT NOT NULL,
+  started       TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+  PRIMARY KEY (tuning_id, host, boot_id, pid, process_start)
+);
+)sql",
 };
 constexpr int kSchemaVersion = static_cast<int>(std::size(kMigrations));
+
+// Columns added after the first schema, and what a read-only connection to an older store
+// selects in their place.
+struct AddedColumn {
+  std::string_view table, name;
+  int since;                  // the schema version that added it
+  std::string_view missing;   // its value in an older store
+};
+constexpr AddedColumn kAddedColumns[] = {
+    {"tests", "profiling_passes", 2, "0"},
+    {"tunings", "content_key", 3, "''"},
+    {"tunings", "content", 3, "'{}'"},
+    {"tests", "sm_clock_mhz", 3, "NULL"},
+    {"tests", "memory_clock_mhz", 3, "NULL"},
+    {"tests", "power_watts", 3, "NULL"},
+    {"tests", "power_limit_watts", 3, "NULL"},
+    {"tests", "temperature_c", 3, "NULL"},
+    {"tests", "throttle", 3, "NULL"},
+    {"tests", "other_load", 3, "NULL"},
+};
+
+// `sql` with every {column} of a column added after `version` replaced by its stand-in:
+// the same query runs on every schema.
+std::string for_schema(std::string_view sql, std::int64_t version) {
+  std::string text(sql);
+  for (const AddedColumn& column : kAddedColumns) {
+    const std::string placeholder = fmt::format("{{{}}}", column.name);
+    const std::string replacement = version >= column.since ? std::string(column.name) : std::string(column.missing);
+    for (auto at = text.find(placeholder); at != std::string::npos; at = text.find(placeholder, at)) {
+      text.replace(at, placeholder.size(), replacement);
+      at += replacement.size();
+    }
+  }
+  return text;
+}
 
 constexpr const char* kInsertTest = R"sql(
 INSERT INTO tests (tuning_id, sequence, config_key, config_index, configuration, status, message,
@@ -132,10 +229,12 @@ INSERT INTO tests (tuning_id, sequence, config_key, config_index, configuration,
                    compile_ms, validation_ms, overhead_ms, profiling_ms, max_abs_error,
                    energy_joules_per_launch, energy_spread, energy_average_watts, energy_window_s,
                    energy_launches, energy_sm_clock_mhz, energy_temperature_c,
-                   device, problem_size, timestamp, profiling_passes)
+                   device, problem_size, timestamp, profiling_passes,
+                   sm_clock_mhz, memory_clock_mhz, power_watts, power_limit_watts, temperature_c, throttle,
+                   other_load)
 VALUES (?1, (SELECT COALESCE(MAX(sequence) + 1, 0) FROM tests WHERE tuning_id = ?1),
         ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-        ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)
+        ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36)
 ON CONFLICT (tuning_id, config_key) DO NOTHING
 )sql";
 
@@ -145,9 +244,15 @@ SELECT id, config_index, configuration, status, message,
        compile_ms, validation_ms, overhead_ms, profiling_ms, max_abs_error,
        energy_joules_per_launch, energy_spread, energy_average_watts, energy_window_s,
        energy_launches, energy_sm_clock_mhz, energy_temperature_c,
-       device, problem_size, timestamp, profiling_passes
+       device, problem_size, timestamp, {profiling_passes},
+       {sm_clock_mhz}, {memory_clock_mhz}, {power_watts}, {power_limit_watts}, {temperature_c}, {throttle},
+       {other_load}
 FROM tests WHERE tuning_id = ?1 ORDER BY sequence
 )sql";
+
+constexpr const char* kTuningColumns = "spec_name, spec_hash, device, backend, problem_size, {content_key}";
+constexpr const char* kKeyMatches =
+    "spec_name = ?1 AND spec_hash = ?2 AND device = ?3 AND backend = ?4 AND problem_size = ?5 AND {content_key} = ?6";
 
 static_assert(std::endian::native == std::endian::little, "samples_ms blobs are stored as the host's float64");
 
@@ -160,9 +265,10 @@ std::vector<double> samples_from(std::span<const std::byte> blob) {
 }
 
 // Connection settings, then the schema: creates it in a new file, upgrades an older one (not
-// when read-only: that writes nothing, so an older schema is an error there). Either way a
-// damaged file is refused here, not found half-way through a run.
-void set_up(sqlite::Connection& db, bool read_only) {
+// when read-only: that writes nothing, and reads an older schema as it is). Either way a
+// damaged file is refused here, not found half-way through a run. Returns the schema version
+// the connection reads.
+std::int64_t set_up(sqlite::Connection& db, bool read_only) {
   sqlite3_busy_timeout(db.get(), 10'000);  // wait for another process's write, not fail
   if (!read_only) {
     // WAL: readers never block the writer, and a commit is one append to the -wal file.
@@ -170,60 +276,131 @@ void set_up(sqlite::Connection& db, bool read_only) {
     if (mode != "wal") throw sqlite::Failure(fmt::format("cannot switch to WAL mode (journal mode is '{}')", mode));
     db.execute("PRAGMA synchronous = NORMAL");
   }
-  db.execute("PRAGMA foreign_keys = ON");
   if (std::string check = db.query_text("PRAGMA quick_check"); check != "ok") {
     throw sqlite::Failure(fmt::format("the file is damaged (SQLite's quick_check: {})", check));
   }
+  const auto newer = [](std::int64_t version) {
+    return sqlite::Failure(fmt::format("written by a newer Steer (schema version {}; this build knows up to {})",
+                                       version, kSchemaVersion));
+  };
   if (read_only) {
     const std::int64_t version = db.query_int("PRAGMA user_version");
     if (version == 0 || db.query_int("PRAGMA application_id") != kApplicationId) {
       throw sqlite::Failure("not a Steer results store");
     }
-    if (version > kSchemaVersion) {
-      throw sqlite::Failure(fmt::format("written by a newer Steer (schema version {}; this build knows up to {})",
-                                        version, kSchemaVersion));
-    }
-    if (version < kSchemaVersion) {
-      throw sqlite::Failure(fmt::format("written by an older Steer (schema version {}): open it once with a command "
-                                        "that writes to it (steer tune --db, steer import --db) to upgrade it",
-                                        version));
-    }
-    return;
+    if (version > kSchemaVersion) throw newer(version);
+    db.execute("PRAGMA foreign_keys = ON");
+    return version;
   }
 
-  Statement begin(db.get(), "BEGIN IMMEDIATE");
-  Statement commit(db.get(), "COMMIT");
-  Statement rollback(db.get(), "ROLLBACK");
-  sqlite::Transaction transaction(begin, commit, rollback);
-  std::int64_t version = db.query_int("PRAGMA user_version");
-  if (version == 0) {
-    if (db.query_int("SELECT COUNT(*) FROM sqlite_schema") != 0)
-      throw sqlite::Failure("an SQLite database, but not a Steer results store (it has other tables)");
-  } else if (db.query_int("PRAGMA application_id") != kApplicationId) {
-    throw sqlite::Failure("an SQLite database, but not a Steer results store (application_id differs)");
+  {
+    // Foreign keys stay off while the schema changes (PRAGMA foreign_keys is a no-op inside
+    // a transaction): rebuilding a table must not cascade to the rows that refer to it.
+    db.execute("PRAGMA foreign_keys = OFF");
+    Statement begin(db.get(), "BEGIN IMMEDIATE");
+    Statement commit(db.get(), "COMMIT");
+    Statement rollback(db.get(), "ROLLBACK");
+    sqlite::Transaction transaction(begin, commit, rollback);
+    std::int64_t version = db.query_int("PRAGMA user_version");
+    if (version == 0) {
+      if (db.query_int("SELECT COUNT(*) FROM sqlite_schema") != 0)
+        throw sqlite::Failure("an SQLite database, but not a Steer results store (it has other tables)");
+    } else if (db.query_int("PRAGMA application_id") != kApplicationId) {
+      throw sqlite::Failure("an SQLite database, but not a Steer results store (application_id differs)");
+    }
+    if (version > kSchemaVersion) throw newer(version);
+    if (version < kSchemaVersion) {
+      for (auto step = version; step < kSchemaVersion; ++step) db.execute(kMigrations[step]);
+      db.execute(fmt::format("PRAGMA user_version = {}; PRAGMA application_id = {}", kSchemaVersion, kApplicationId));
+      if (db.query_int("SELECT COUNT(*) FROM pragma_foreign_key_check") != 0) {
+        throw sqlite::Failure("upgrading the schema left tests without their tuning; the file was not changed");
+      }
+      transaction.commit();
+    }
   }
-  if (version > kSchemaVersion) {
-    throw sqlite::Failure(fmt::format("written by a newer Steer (schema version {}; this build knows up to {})",
-                                      version, kSchemaVersion));
-  }
-  if (version < kSchemaVersion) {
-    for (auto step = version; step < kSchemaVersion; ++step) db.execute(kMigrations[step]);
-    db.execute(fmt::format("PRAGMA user_version = {}; PRAGMA application_id = {}", kSchemaVersion, kApplicationId));
-    transaction.commit();
-  }
+  db.execute("PRAGMA foreign_keys = ON");
+  return kSchemaVersion;
 }
 
 // A connection whose settings and schema are in place, so statements can be prepared.
 struct ReadyConnection : sqlite::Connection {
-  ReadyConnection(const std::string& file, int flags) : sqlite::Connection(file, flags) {
-    set_up(*this, (flags & SQLITE_OPEN_READONLY) != 0);
-  }
+  ReadyConnection(const std::string& file, int flags)
+      : sqlite::Connection(file, flags),
+        read_only((flags & SQLITE_OPEN_READONLY) != 0),
+        version(set_up(*this, read_only)) {}
+  bool read_only;
+  std::int64_t version;
 };
 
 TuningKey tuning_key_from(const Statement& s, int first_column) {
-  return TuningKey{std::string(s.column_text(first_column)), std::string(s.column_text(first_column + 1)),
+  return TuningKey{std::string(s.column_text(first_column)),     std::string(s.column_text(first_column + 1)),
                    std::string(s.column_text(first_column + 2)), std::string(s.column_text(first_column + 3)),
-                   std::string(s.column_text(first_column + 4))};
+                   std::string(s.column_text(first_column + 4)), std::string(s.column_text(first_column + 5))};
+}
+
+void bind_key(Statement& s, const TuningKey& key) {
+  s.bind(1, std::string_view(key.spec_name));
+  s.bind(2, std::string_view(key.spec_hash));
+  s.bind(3, std::string_view(key.device));
+  s.bind(4, std::string_view(key.backend));
+  s.bind(5, std::string_view(key.problem_size));
+  s.bind(6, std::string_view(key.content_key));
+}
+
+bool looks_like_a_hash(const std::string& text) {
+  return text.size() == 32 && text.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+// A process as the running table names it.
+struct ProcessIdentity {
+  std::string host, boot_id;
+  std::int64_t pid = 0, start = 0;
+};
+
+std::string first_line(const char* file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// The start time of process `pid` in clock ticks after boot, or nullopt when there is no
+// such process (field 22 of /proc/PID/stat, counted after the command name's parenthesis,
+// which may itself hold spaces).
+std::optional<std::int64_t> process_start(std::int64_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat;
+  if (!std::getline(in, stat)) return std::nullopt;
+  const std::size_t name_end = stat.rfind(')');
+  if (name_end == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat.substr(name_end + 1));
+  std::string field;
+  for (int number = 3; fields >> field; ++number) {
+    if (number == 22) return std::stoll(field);
+  }
+  return std::nullopt;
+}
+
+const ProcessIdentity& this_process() {
+  static const ProcessIdentity identity = [] {
+    ProcessIdentity process;
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) == 0) process.host = host;
+    process.boot_id = first_line("/proc/sys/kernel/random/boot_id");
+    process.pid = ::getpid();
+    process.start = process_start(process.pid).value_or(0);
+    return process;
+  }();
+  return identity;
+}
+
+// Whether the process of a running-table row has ended. A process on another machine
+// cannot be asked: it counts as running.
+bool has_ended(const ProcessIdentity& process) {
+  const ProcessIdentity& self = this_process();
+  if (process.host != self.host) return false;
+  if (process.boot_id != self.boot_id) return true;
+  return process_start(process.pid) != process.start;
 }
 
 }  // namespace
@@ -231,11 +408,18 @@ TuningKey tuning_key_from(const Statement& s, int first_column) {
 struct Store::Impl {
   std::filesystem::path file;
   ReadyConnection db;
-  // Prepared once: an append binds and steps, nothing is parsed.
+  // Prepared once: an append binds and steps, nothing is parsed. Statements that write are
+  // prepared only for a connection that may write (an older schema, read as it is, lacks
+  // the columns they name).
   Statement begin_immediate, begin_read, commit, rollback;
-  Statement find_tuning, insert_tuning, select_tuning, select_tunings;
-  Statement insert_test, insert_counter, delete_test;
+  Statement find_tuning, select_tuning, select_tunings, select_other_keys, select_content;
   Statement select_tests, select_counters, select_keys, count_tests;
+  std::optional<Statement> insert_tuning, insert_test, insert_counter, delete_test;
+  // The running table's statements; a read-only store, which may predate the table, has none.
+  struct RunningStatements {
+    Statement insert, remove, select;
+  };
+  std::optional<RunningStatements> running;
 
   Impl(std::filesystem::path path, int flags)
       : file(std::move(path)),
@@ -244,23 +428,74 @@ struct Store::Impl {
         begin_read(db.get(), "BEGIN"),
         commit(db.get(), "COMMIT"),
         rollback(db.get(), "ROLLBACK"),
-        find_tuning(db.get(),
-                    "SELECT id FROM tunings WHERE spec_name = ?1 AND spec_hash = ?2 AND device = ?3 "
-                    "AND backend = ?4 AND problem_size = ?5"),
-        insert_tuning(db.get(),
-                      "INSERT INTO tunings (spec_name, spec_hash, device, backend, problem_size) "
-                      "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING"),
-        select_tuning(db.get(), "SELECT spec_name, spec_hash, device, backend, problem_size FROM tunings WHERE id = ?1"),
-        select_tunings(db.get(), "SELECT id, spec_name, spec_hash, device, backend, problem_size FROM tunings ORDER BY id"),
-        insert_test(db.get(), kInsertTest),
-        insert_counter(db.get(), "INSERT INTO counters (test_id, name, value) VALUES (?1, ?2, ?3)"),
-        delete_test(db.get(), "DELETE FROM tests WHERE tuning_id = ?1 AND config_key = ?2"),
-        select_tests(db.get(), kSelectTests),
+        find_tuning(db.get(), sql(fmt::format("SELECT id FROM tunings WHERE {} ORDER BY id DESC LIMIT 1", kKeyMatches))),
+        select_tuning(db.get(), sql(fmt::format("SELECT {} FROM tunings WHERE id = ?1", kTuningColumns))),
+        select_tunings(db.get(), sql(fmt::format("SELECT id, {} FROM tunings ORDER BY id", kTuningColumns))),
+        select_other_keys(db.get(), sql(fmt::format("SELECT id, {} FROM tunings WHERE spec_name = ?1 AND device = ?2 "
+                                                    "AND backend = ?3 AND problem_size = ?4 AND {{content_key}} <> ?5 "
+                                                    "ORDER BY id DESC",
+                                                    kTuningColumns))),
+        select_content(db.get(), sql("SELECT {content} FROM tunings WHERE id = ?1")),
+        select_tests(db.get(), sql(kSelectTests)),
         select_counters(db.get(),
                         "SELECT c.test_id, c.name, c.value FROM counters c JOIN tests t ON t.id = c.test_id "
                         "WHERE t.tuning_id = ?1"),
         select_keys(db.get(), "SELECT config_key FROM tests WHERE tuning_id = ?1"),
-        count_tests(db.get(), "SELECT COUNT(*) FROM tests WHERE tuning_id = ?1") {}
+        count_tests(db.get(), "SELECT COUNT(*) FROM tests WHERE tuning_id = ?1") {
+    if (db.read_only) return;
+    insert_tuning.emplace(db.get(),
+                          "INSERT INTO tunings (spec_name, spec_hash, device, backend, problem_size, content_key, "
+                          "content) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+    insert_test.emplace(db.get(), kInsertTest);
+    insert_counter.emplace(db.get(), "INSERT INTO counters (test_id, name, value) VALUES (?1, ?2, ?3)");
+    delete_test.emplace(db.get(), "DELETE FROM tests WHERE tuning_id = ?1 AND config_key = ?2");
+    running.emplace(RunningStatements{
+        Statement(db.get(),
+                  "INSERT OR REPLACE INTO running (tuning_id, host, boot_id, pid, process_start, config_key, "
+                  "config_index, configuration) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
+        Statement(db.get(),
+                  "DELETE FROM running WHERE tuning_id = ?1 AND host = ?2 AND boot_id = ?3 AND pid = ?4 "
+                  "AND process_start = ?5"),
+        Statement(db.get(),
+                  "SELECT host, boot_id, pid, process_start, configuration, config_index, started FROM running "
+                  "WHERE tuning_id = ?1 ORDER BY started")});
+  }
+
+  // Closing a connection that may write folds the WAL back into the file, so that FILE.db
+  // alone holds every commit once the command ends, even while other processes (a reader,
+  // another tuner) keep the store open; SQLite itself does it only when the last connection
+  // closes, and a read-only one cannot. If a reader holds an old snapshot for longer than the
+  // wait, the WAL stays, for the next checkpoint: it still belongs to the file.
+  ~Impl() {
+    if (db.read_only) return;
+    sqlite3_busy_timeout(db.get(), 2'000);
+    (void)sqlite3_wal_checkpoint_v2(db.get(), nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
+  }
+
+  std::string sql(std::string_view text) const { return for_schema(text, db.version); }
+
+  // A statement that writes; throws where the store was opened read-only.
+  Statement& writer(std::optional<Statement>& statement) const {
+    if (!statement) throw sqlite::Failure("the store was opened read-only");
+    return *statement;
+  }
+
+  // Binds the tuning and a process as ?1 to ?5.
+  static void bind_process(Statement& s, std::int64_t tuning, const ProcessIdentity& process) {
+    s.bind(1, tuning);
+    s.bind(2, std::string_view(process.host));
+    s.bind(3, std::string_view(process.boot_id));
+    s.bind(4, process.pid);
+    s.bind(5, process.start);
+  }
+
+  // Inside the caller's transaction: this process no longer runs a test of `tuning`.
+  void clear_running(std::int64_t tuning, const ProcessIdentity& process) {
+    if (!running) return;
+    Use d(running->remove);
+    bind_process(*d, tuning, process);
+    d->step();
+  }
 
   // SQLite failures become StoreErrors that say which file and what was being done.
   [[noreturn]] void fail(std::string_view action, const std::exception& e) const {
@@ -273,7 +508,7 @@ struct Store::Impl {
     std::string configuration = store_detail::configuration_to_json(result.configuration).dump();
     bool inserted = false;
     {
-      Use s(insert_test);
+      Use s(writer(insert_test));
       s->bind(1, tuning);
       s->bind(2, std::string_view(key));
       s->bind(3, static_cast<std::int64_t>(result.config_index));
@@ -307,19 +542,41 @@ struct Store::Impl {
       s->bind(27, std::string_view(result.problem_size));
       s->bind(28, std::string_view(result.timestamp));
       s->bind(29, static_cast<std::int64_t>(result.profiling_passes));
+      if (result.conditions) {
+        const DeviceConditions& c = *result.conditions;
+        s->bind(30, c.sm_clock_mhz);
+        s->bind(31, c.memory_clock_mhz);
+        s->bind(32, c.power_watts);
+        s->bind(33, c.power_limit_watts);
+        s->bind(34, c.temperature_c);
+        s->bind(35, std::string_view(c.throttle));
+        s->bind(36, c.other_load);
+      }  // else NULL, throttle included: no conditions were read
       s->step();
       inserted = sqlite3_changes(db.get()) > 0;
     }
     if (!inserted) return false;
     std::int64_t test_id = sqlite3_last_insert_rowid(db.get());
     for (const auto& [name, value] : result.counters) {
-      Use c(insert_counter);
+      Use c(writer(insert_counter));
       c->bind(1, test_id);
       c->bind(2, std::string_view(name));
       c->bind(3, value);
       c->step();
     }
     return true;
+  }
+
+  // Inside the caller's write transaction.
+  std::int64_t insert_tuning_row(const TuningKey& key, const TuningContent& content) {
+    store_detail::Json json = store_detail::Json::object();
+    for (const auto& [part, value] : content) json[part] = value;
+    const std::string text = json.dump();
+    Use insert(writer(insert_tuning));
+    bind_key(*insert, key);
+    insert->bind(7, std::string_view(text));
+    insert->step();
+    return sqlite3_last_insert_rowid(db.get());
   }
 
   void require_tuning(std::int64_t id) {
@@ -362,30 +619,69 @@ const std::filesystem::path& Store::path() const noexcept { return impl_->file; 
 
 int Store::schema_version() noexcept { return kSchemaVersion; }
 
-std::int64_t Store::tuning(const TuningKey& key) {
-  auto bind_key = [&](Statement& s) {
-    s.bind(1, std::string_view(key.spec_name));
-    s.bind(2, std::string_view(key.spec_hash));
-    s.bind(3, std::string_view(key.device));
-    s.bind(4, std::string_view(key.backend));
-    s.bind(5, std::string_view(key.problem_size));
-  };
+std::string content_key(const TuningContent& content) {
+  ContentHash hash;
+  hash.add(std::string_view("steer tuning content 1"));
+  for (const auto& [part, value] : content) {
+    hash.add(part);
+    hash.add(value);
+  }
+  return hash.hex();
+}
+
+std::vector<std::string> content_differences(const TuningContent& stored, const TuningContent& now) {
+  std::vector<std::string> differences;
+  auto was = stored.begin();
+  auto is = now.begin();
+  while (was != stored.end() || is != now.end()) {
+    if (is == now.end() || (was != stored.end() && was->first < is->first)) {
+      differences.push_back(fmt::format("{} is no longer part of it", was->first));
+      ++was;
+    } else if (was == stored.end() || is->first < was->first) {
+      differences.push_back(fmt::format("{} is new", is->first));
+      ++is;
+    } else {
+      if (was->second != is->second) {
+        differences.push_back(looks_like_a_hash(was->second) && looks_like_a_hash(is->second)
+                                  ? fmt::format("{} changed", is->first)
+                                  : fmt::format("{}: {} -> {}", is->first, was->second, is->second));
+      }
+      ++was;
+      ++is;
+    }
+  }
+  return differences;
+}
+
+std::optional<std::int64_t> Store::find_tuning(const TuningKey& key) const {
   try {
-    // Insert-if-absent then look up, in one write transaction: two processes starting
-    // the same tuning at once get the same id.
+    Use find(impl_->find_tuning);
+    bind_key(*find, key);
+    if (!find->step()) return std::nullopt;
+    return find->column_int(0);
+  } catch (const sqlite::Failure& e) {
+    impl_->fail(fmt::format("cannot look up tuning '{}' on '{}'", key.spec_name, key.device), e);
+  }
+}
+
+std::int64_t Store::tuning(const TuningKey& key, const TuningContent& content) {
+  try {
+    // Look up, else insert, in one write transaction: two processes starting the same
+    // tuning at once get the same id.
     sqlite::Transaction transaction(impl_->begin_immediate, impl_->commit, impl_->rollback);
-    {
-      Use insert(impl_->insert_tuning);
-      bind_key(*insert);
-      insert->step();
-    }
-    std::int64_t id = 0;
-    {
-      Use find(impl_->find_tuning);
-      bind_key(*find);
-      find->step();
-      id = find->column_int(0);
-    }
+    std::optional<std::int64_t> id = find_tuning(key);
+    if (!id) id = impl_->insert_tuning_row(key, content);
+    transaction.commit();
+    return *id;
+  } catch (const sqlite::Failure& e) {
+    impl_->fail(fmt::format("cannot create tuning '{}' on '{}'", key.spec_name, key.device), e);
+  }
+}
+
+std::int64_t Store::new_tuning(const TuningKey& key, const TuningContent& content) {
+  try {
+    sqlite::Transaction transaction(impl_->begin_immediate, impl_->commit, impl_->rollback);
+    const std::int64_t id = impl_->insert_tuning_row(key, content);
     transaction.commit();
     return id;
   } catch (const sqlite::Failure& e) {
@@ -404,6 +700,22 @@ TuningKey Store::tuning_key(std::int64_t id) const {
   }
 }
 
+TuningContent Store::tuning_content(std::int64_t id) const {
+  try {
+    Use s(impl_->select_content);
+    s->bind(1, id);
+    if (!s->step()) throw StoreError(fmt::format("results store '{}' has no tuning with id {}", impl_->file.string(), id));
+    const store_detail::Json json = store_detail::Json::parse(s->column_text(0));
+    TuningContent content;
+    for (const auto& [part, value] : json.items()) content.emplace(part, value.get<std::string>());
+    return content;
+  } catch (const sqlite::Failure& e) {
+    impl_->fail(fmt::format("cannot read the content of tuning {}", id), e);
+  } catch (const store_detail::Json::exception& e) {
+    impl_->fail(fmt::format("the content of tuning {} is damaged", id), e);
+  }
+}
+
 std::vector<std::pair<std::int64_t, TuningKey>> Store::tunings() const {
   try {
     std::vector<std::pair<std::int64_t, TuningKey>> tunings;
@@ -415,11 +727,28 @@ std::vector<std::pair<std::int64_t, TuningKey>> Store::tunings() const {
   }
 }
 
+std::vector<std::pair<std::int64_t, TuningKey>> Store::other_keys(const TuningKey& key) const {
+  try {
+    std::vector<std::pair<std::int64_t, TuningKey>> tunings;
+    Use s(impl_->select_other_keys);
+    s->bind(1, std::string_view(key.spec_name));
+    s->bind(2, std::string_view(key.device));
+    s->bind(3, std::string_view(key.backend));
+    s->bind(4, std::string_view(key.problem_size));
+    s->bind(5, std::string_view(key.content_key));
+    while (s->step()) tunings.emplace_back(s->column_int(0), tuning_key_from(*s, 1));
+    return tunings;
+  } catch (const sqlite::Failure& e) {
+    impl_->fail(fmt::format("cannot list the tunings of '{}'", key.spec_name), e);
+  }
+}
+
 bool Store::append(std::int64_t tuning, const Result& result) {
   try {
     sqlite::Transaction transaction(impl_->begin_immediate, impl_->commit, impl_->rollback);
     bool inserted = impl_->insert(tuning, result);
-    if (inserted) transaction.commit();
+    impl_->clear_running(tuning, this_process());  // the test has its result: it no longer runs
+    transaction.commit();
     return inserted;
   } catch (const sqlite::Failure& e) {
     impl_->fail(fmt::format("cannot append test '{}' to tuning {}", result.key(), tuning), e);
@@ -433,13 +762,14 @@ bool Store::replace(std::int64_t tuning, const Result& result) {
     const std::string key = result.key();
     bool replaced = false;
     {
-      Use d(impl_->delete_test);  // its counters go with it (ON DELETE CASCADE)
+      Use d(impl_->writer(impl_->delete_test));  // its counters go with it (ON DELETE CASCADE)
       d->bind(1, tuning);
       d->bind(2, std::string_view(key));
       d->step();
       replaced = sqlite3_changes(impl_->db.get()) > 0;
     }
     impl_->insert(tuning, result);
+    impl_->clear_running(tuning, this_process());
     transaction.commit();
     return replaced;
   } catch (const sqlite::Failure& e) {
@@ -462,6 +792,65 @@ std::size_t Store::append(std::int64_t tuning, std::span<const Result> results) 
   } catch (const sqlite::Failure& e) {
     std::string which = current != nullptr ? fmt::format(" (at test '{}')", current->key()) : std::string();
     impl_->fail(fmt::format("cannot append {} tests to tuning {}{}", results.size(), tuning, which), e);
+  }
+}
+
+void Store::mark_running(std::int64_t tuning, const Result& test) {
+  try {
+    if (!impl_->running) throw sqlite::Failure("the store is open for reading only");
+    const std::string key = test.key();
+    const std::string configuration = store_detail::configuration_to_json(test.configuration).dump();
+    Use s(impl_->running->insert);
+    Impl::bind_process(*s, tuning, this_process());
+    s->bind(6, std::string_view(key));
+    s->bind(7, static_cast<std::int64_t>(test.config_index));
+    s->bind(8, std::string_view(configuration));
+    s->step();  // its own transaction: committed when it returns
+  } catch (const sqlite::Failure& e) {
+    impl_->fail(fmt::format("cannot record that test '{}' of tuning {} is running", test.key(), tuning), e);
+  }
+}
+
+void Store::clear_running(std::int64_t tuning) {
+  try {
+    impl_->clear_running(tuning, this_process());
+  } catch (const sqlite::Failure& e) {
+    impl_->fail(fmt::format("cannot clear the running test of tuning {}", tuning), e);
+  }
+}
+
+std::vector<AbandonedTest> Store::take_abandoned(std::int64_t tuning) {
+  try {
+    if (!impl_->running) throw sqlite::Failure("the store is open for reading only");
+    sqlite::Transaction transaction(impl_->begin_immediate, impl_->commit, impl_->rollback);
+    std::vector<std::pair<ProcessIdentity, AbandonedTest>> ended;
+    {
+      Use s(impl_->running->select);
+      s->bind(1, tuning);
+      while (s->step()) {
+        ProcessIdentity process{std::string(s->column_text(0)), std::string(s->column_text(1)), s->column_int(2),
+                                s->column_int(3)};
+        if (!has_ended(process)) continue;
+        AbandonedTest test;
+        store_detail::Json configuration = store_detail::Json::parse(s->column_text(4));
+        test.configuration = store_detail::configuration_from_json(store_detail::Node(configuration));
+        test.config_index = static_cast<std::uint64_t>(s->column_int(5));
+        test.process = fmt::format("process {} on {}", process.pid, process.host);
+        test.started = s->column_text(6);
+        ended.emplace_back(std::move(process), std::move(test));
+      }
+    }
+    std::vector<AbandonedTest> tests;
+    for (auto& [process, test] : ended) {
+      impl_->clear_running(tuning, process);
+      tests.push_back(std::move(test));
+    }
+    transaction.commit();
+    return tests;
+  } catch (const sqlite::Failure& e) {
+    impl_->fail(fmt::format("cannot read the running tests of tuning {}", tuning), e);
+  } catch (const std::exception& e) {  // a configuration that is not valid JSON
+    impl_->fail(fmt::format("corrupt running test in tuning {}", tuning), e);
   }
 }
 
@@ -507,6 +896,11 @@ std::vector<Result> Store::results(std::int64_t tuning) const {
         r.problem_size = s->column_text(25);
         r.timestamp = s->column_text(26);
         r.profiling_passes = static_cast<int>(s->column_int(27));
+        if (!s->is_null(33)) {
+          r.conditions = DeviceConditions{s->column_double(28), s->column_double(29), s->column_double(30),
+                                          s->column_double(31), s->column_double(32), std::string(s->column_text(33)),
+                                          s->column_double(34)};
+        }
         position.emplace(id, results.size());
         results.push_back(std::move(r));
       }

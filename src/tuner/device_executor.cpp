@@ -14,8 +14,10 @@
 #include "steer/error.hpp"
 #include "steer/reference.hpp"
 #include "steer/tuner.hpp"
+#include "tuner/host_load.hpp"
 #include "tuner/kernel_problem.hpp"
 #include "tuner/reference_cache.hpp"
+#include "tuner/tuning_content.hpp"
 
 namespace steer {
 namespace {
@@ -55,15 +57,6 @@ void compile_into(Backend& backend, CompiledTest& test) {
   }
   test.compile_ms = seconds_since(start) * 1e3;
   if (test.kernel && test.kernel->compile_ms > 0) test.compile_ms = test.kernel->compile_ms;
-}
-
-// "{size}" in a path of expected outputs stands for the problem size's name.
-std::filesystem::path with_size_name(const std::filesystem::path& path, const std::string& size) {
-  std::string text = path.string();
-  for (std::size_t at = text.find("{size}"); at != std::string::npos; at = text.find("{size}", at + size.size())) {
-    text.replace(at, 6, size);
-  }
-  return text;
 }
 
 }  // namespace
@@ -168,7 +161,7 @@ struct DeviceExecutor::Impl {
           const HostArgument& argument = args[problem.outputs()[o]];
           const auto file = reference.expected_files.find(argument.name);
           if (file == reference.expected_files.end()) continue;  // compared with "ignore" (the loader checks)
-          expected[o] = read_expected_output(with_size_name(file->second, problem.size().name), argument);
+          expected[o] = read_expected_output(expected_output_file(file->second, problem.size().name), argument);
         }
         return;
       case Reference::Kind::Kernel:
@@ -220,9 +213,10 @@ DeviceExecutor::DeviceExecutor(const Spec& spec, const Space& space, Backend& ba
   const ProblemSize& problem_size = spec.size(size.empty() ? spec.default_size : size);
   info_.device = backend.device();
   info_.spec_name = spec.name;
-  info_.spec_hash = spec.hash;
+  info_.spec_hash = content_key(tuner_detail::spec_content(spec, problem_size, callbacks));
   info_.problem_size = problem_size.name;
   info_.flops = problem_size.flops;
+  if (spec.kernel) info_.timeout_ms = spec.kernel->timeout_ms;
   const Language language = info_.device.backend == "opencl" ? Language::OpenCL : Language::Cuda;
   impl_ = std::make_unique<Impl>(spec, space, backend, problem_size, language, std::move(callbacks));
 }
@@ -269,6 +263,8 @@ const Result& DeviceExecutor::run(ConfigIndex config, PreparedTest* prepared, co
   if (!test.instance) {
     result.status = Status::LaunchError;
     result.message = "launch geometry: " + test.instance_error;
+    // Whether it depends on the configuration, the loop judges by the same error recurring.
+    result.independent_of_configuration = true;
     return result;
   }
   result.compile_ms = test.compile_ms;
@@ -280,13 +276,28 @@ const Result& DeviceExecutor::run(ConfigIndex config, PreparedTest* prepared, co
 
   RunOptions options = run_options;
   options.read_outputs = !impl_->expected.empty() || impl_->keep_outputs;
+  // A device on the host's cores shares them with every other process: measure how busy
+  // the others kept them while this test ran, unless the backend read that itself.
+  const std::optional<tuner_detail::CpuTimes> cpu_before =
+      info_.device.runs_on_host_cores ? tuner_detail::read_cpu_times() : std::nullopt;
   RunResult run = impl_->backend.run(*test.kernel, *test.instance, options);
+  result.conditions = std::move(run.conditions);
+  const bool backend_read_load = result.conditions && !std::isnan(result.conditions->other_load);
+  if (cpu_before && !backend_read_load) {
+    const std::optional<tuner_detail::CpuTimes> cpu_after = tuner_detail::read_cpu_times();
+    const double load = cpu_after ? tuner_detail::other_load(*cpu_before, *cpu_after) : std::nan("");
+    if (!std::isnan(load)) {
+      if (!result.conditions) result.conditions.emplace();
+      result.conditions->other_load = load;
+    }
+  }
   impl_->outputs.clear();
   if (impl_->keep_outputs) impl_->outputs = run.outputs;
   for (std::string& warning : run.warnings) warnings.push_back(std::move(warning));
   result.profiling_passes = run.profiling_passes;
   result.status = run.status;
   result.message = run.message;
+  result.independent_of_configuration = run.independent_of_configuration;
   result.time = std::move(run.time);
   result.counters = std::move(run.counters);
   result.energy = run.energy;
@@ -313,6 +324,11 @@ RunResult DeviceExecutor::launch(PreparedTest& prepared, const LaunchData& data,
   if (!test.instance) return {.status = Status::LaunchError, .message = "launch geometry: " + test.instance_error};
   if (!test.kernel) return {.status = Status::CompileError, .message = test.compile_error};
   return impl_->backend.launch(*test.kernel, *test.instance, data, timeout_ms);
+}
+
+TuningContent DeviceExecutor::content() const {
+  return tuner_detail::tuning_content(impl_->spec, impl_->problem.size(), impl_->problem.program(), info_.device,
+                                      impl_->callbacks);
 }
 
 double DeviceExecutor::clock_s() const { return seconds_since(impl_->created); }

@@ -1,6 +1,7 @@
 // The on-disk cache of CPU reference outputs (reference_cache.hpp).
 #include "tuner/reference_cache.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,41 +13,14 @@
 #include <cstring>
 #include <fstream>
 
+#include "core/content_hash.hpp"
+
 namespace steer::tuner_detail {
 namespace {
 
 namespace fs = std::filesystem;
 
 constexpr char kMagic[8] = {'S', 'T', 'E', 'E', 'R', 'R', 'E', 'F'};
-
-// A 128-bit hash of everything fed to it, eight bytes at a time (two 64-bit lanes with
-// different multipliers, so that the halves are independent enough to make collisions of
-// distinct inputs beyond any practical concern).
-class Hash {
- public:
-  void add(std::span<const std::byte> bytes) {
-    const std::size_t words = bytes.size() / 8;
-    for (std::size_t w = 0; w < words; ++w) {
-      std::uint64_t x;
-      std::memcpy(&x, bytes.data() + 8 * w, 8);
-      mix(x);
-    }
-    std::uint64_t tail = 0;
-    if (bytes.size() > 8 * words) std::memcpy(&tail, bytes.data() + 8 * words, bytes.size() - 8 * words);
-    mix(tail ^ (static_cast<std::uint64_t>(bytes.size()) << 56));
-  }
-  void add(const std::string& text) { add(std::as_bytes(std::span(text.data(), text.size()))); }
-  std::string hex() const { return fmt::format("{:016x}{:016x}", a_, b_); }
-
- private:
-  void mix(std::uint64_t x) {
-    a_ = (a_ ^ x) * 0x9E3779B97F4A7C15ull;
-    a_ ^= a_ >> 29;
-    b_ = (b_ + x) * 0xC2B2AE3D27D4EB4Full;
-    b_ ^= b_ >> 31;
-  }
-  std::uint64_t a_ = 0x243F6A8885A308D3ull, b_ = 0x13198A2E03707344ull;
-};
 
 std::optional<fs::path> cache_folder() {
   const char* off = std::getenv("STEER_REFERENCE_CACHE");
@@ -61,10 +35,16 @@ std::optional<fs::path> cache_folder() {
   return std::nullopt;
 }
 
-// This build of Steer: a reference function's code can change between builds.
+// This build of Steer: a reference function's code can change between builds. The file that
+// holds this code (dladdr): the steer program, or the Python module or application that
+// links Steer, never merely the process's executable (the Python interpreter).
 std::string this_build() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<const void*>(&this_build), &info) == 0 || info.dli_fname == nullptr) {
+    return "unknown build";
+  }
   std::error_code error;
-  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  const fs::path self = fs::canonical(info.dli_fname, error);
   if (error) return "unknown build";
   const auto size = fs::file_size(self, error);
   const auto time = fs::last_write_time(self, error).time_since_epoch().count();
@@ -84,7 +64,7 @@ std::optional<fs::path> reference_cache_file(const std::string& function, const 
                                              std::span<const HostArgument> arguments) {
   const std::optional<fs::path> folder = cache_folder();
   if (!folder) return std::nullopt;
-  Hash hash;
+  ContentHash hash;
   hash.add(function);
   hash.add(this_build());
   for (const auto& [name, value] : size.variables) hash.add(name + "=" + value.to_string());

@@ -16,7 +16,9 @@
 
 #include "steer/error.hpp"
 #include "steer/store.hpp"
+#include "tuner/conditions_watch.hpp"
 #include "tuner/thread_pool.hpp"
+#include "tuner/tuning_choice.hpp"
 
 namespace steer {
 namespace {
@@ -67,6 +69,14 @@ class Loop {
   }
   const Result& execute(Pending& pending);
   void record(const Result& result, Result* owned, bool resumed, double overhead_ms);
+  void store_abandoned_tests();
+  void fail_early(const Result& result);
+  void store_withheld() {
+    for (const Result& result : withheld_) store_->append(tuning_id_, result);
+    withheld_.clear();
+  }
+  // The configuration as a Result says it (its parameters and index), before it ran.
+  Result configuration_of(ConfigIndex config) const;
   std::uint64_t planned_tests() const;
 
   const Space& space_;
@@ -89,9 +99,17 @@ class Loop {
   TuneProgress progress_;
   std::vector<double> overheads_ms_;
   std::vector<double> passes_, pass_overheads_ms_;
+  // Fail early: the tests this run made so far (up to kFailEarlyTests), while every one of
+  // them failed with the same error that does not depend on the configuration.
+  std::uint64_t fresh_tests_ = 0;
+  bool all_failed_alike_ = true;
+  std::vector<std::string> failed_alike_;  // their configurations' keys
+  std::string shared_failure_;             // and their error
+  std::vector<Result> withheld_;           // their results, not yet stored
   MeasureRequest run_measure_;      // what every test measures (options + objective)
   ObjectiveBests bests_;            // running bests, the normalisers of a weighted objective
   std::optional<double> flops_;     // per launch, at the tuned size
+  tuner_detail::ConditionsWatch conditions_;  // throttling and loaded cores, as tests report them
 
   // Whether `a` beats `b` under the objective. Scores are recomputed with the current
   // bests (a weighted objective's normalisers move as the run goes); a result the
@@ -214,6 +232,9 @@ const Result& Loop::execute(Pending& pending) {
   }
   double run_s = 0;
   const Result* outcome = nullptr;
+  // Named in the store before it compiles inline or runs, so that a crash of this whole
+  // process leaves the culprit's name behind (take_abandoned on the next start).
+  if (store_) store_->mark_running(tuning_id_, configuration_of(config));
   {
     auto wait_start = Clock::now();
     std::unique_ptr<PreparedTest> prepared = pending.prepared.valid() ? pending.prepared.get() : executor_.prepare(config);
@@ -226,6 +247,7 @@ const Result& Loop::execute(Pending& pending) {
   summary_.run_s += run_s;
   summary_.validation_s += result.validation_ms / 1e3;
   summary_.compile_cpu_s += result.compile_ms / 1e3;
+  for (std::string& warning : conditions_.observe(result, summary_.tests + 1)) warnings.push_back(std::move(warning));
   for (std::string& warning : warnings) {
     if (std::find(summary_.warnings.begin(), summary_.warnings.end(), warning) != summary_.warnings.end()) continue;
     if (options_.on_warning) options_.on_warning(warning);
@@ -241,6 +263,63 @@ const Result& Loop::execute(Pending& pending) {
     }
   }
   return result;
+}
+
+Result Loop::configuration_of(ConfigIndex config) const {
+  Result test;
+  test.config_index = config;
+  for (std::size_t p = 0; p < space_.parameters().size(); ++p) {
+    test.configuration.emplace_back(space_.parameters()[p].name, space_.value(config, p));
+  }
+  return test;
+}
+
+// Tests an earlier process of this tuning never finished: it died during each (a crash, or
+// a kill). Each is stored as failed, so that resuming serves that failure instead of
+// running the configuration, and dying, again.
+void Loop::store_abandoned_tests() {
+  const ExecutorInfo& info = executor_.info();
+  for (const AbandonedTest& abandoned : store_->take_abandoned(tuning_id_)) {
+    const std::optional<ConfigIndex> config = space_.index_of(abandoned.configuration);
+    if (!config) continue;  // no longer in the space: nothing would run it
+    Result failed = configuration_of(*config);
+    failed.status = Status::LaunchError;
+    failed.message = fmt::format(
+        "the tuner ended while this configuration ran ({}, started {}): it crashed or was killed; the test is "
+        "recorded as failed so that resuming does not run it again",
+        abandoned.process, abandoned.started);
+    failed.device = info.device.name;
+    failed.problem_size = info.problem_size;
+    failed.timestamp = abandoned.started;
+    store_->append(tuning_id_, failed);
+    const std::string warning =
+        fmt::format("{} was running when an earlier run of this tuning ended without finishing it ({}, started {}); "
+                    "it is recorded as failed",
+                    failed.key(), abandoned.process, abandoned.started);
+    if (options_.on_warning) options_.on_warning(warning);
+    summary_.warnings.push_back(warning);
+  }
+}
+
+void Loop::fail_early(const Result& result) {
+  if (!all_failed_alike_ || fresh_tests_ >= kFailEarlyTests) return;
+  ++fresh_tests_;
+  const bool alike =
+      result.independent_of_configuration && (failed_alike_.empty() || result.message == shared_failure_);
+  if (!alike) {
+    all_failed_alike_ = false;
+    return;
+  }
+  if (failed_alike_.empty()) shared_failure_ = result.message;
+  failed_alike_.push_back(result.key());
+  if (fresh_tests_ < kFailEarlyTests) return;
+  std::string configurations;
+  for (const std::string& key : failed_alike_) configurations += (configurations.empty() ? "" : "; ") + key;
+  if (store_) store_->clear_running(tuning_id_);
+  throw Error(fmt::format("stopped before tuning: the first {} tests failed the same way, for a reason that does not "
+                          "depend on the configuration, so every test would: {}\n(the configurations were {}; "
+                          "nothing was stored for them)",
+                          kFailEarlyTests, result.message, configurations));
 }
 
 void Loop::record(const Result& result, Result* owned, bool resumed, double overhead_ms) {
@@ -291,7 +370,7 @@ void Loop::final_check() {
   std::vector<std::vector<double>> samples(k);
   std::vector<Result> last(k);
   for (std::size_t i = 0; i < k; ++i) prepared.push_back(executor_.prepare(valid[i]->config_index));
-  RunOptions run = options_.run;
+  RunOptions run = run_options_;
   run.measure = {};
   std::vector<std::string> warnings;
   for (int round = 0; round < options_.final_rounds; ++round) {
@@ -334,12 +413,25 @@ TuneSummary Loop::run() {
     throw Error(fmt::format("the objective {} needs the FLOP count of size '{}', which spec '{}' does not give",
                             options_.objective.name(), info.problem_size, info.spec_name));
   }
-  executor_.start(options_.run);
   run_options_ = options_.run;
+  if (options_.timeout_ms) {
+    run_options_.timeout_ms = *options_.timeout_ms;
+  } else if (info.timeout_ms) {
+    run_options_.timeout_ms = *info.timeout_ms;
+  }
+  run_options_.interrupt = options_.interrupt;
+  executor_.start(run_options_);
 
   if (store_) {
-    tuning_id_ = store_->tuning(TuningKey{info.spec_name, info.spec_hash, info.device.name, info.device.backend,
-                                          info.problem_size});
+    const tuner_detail::TuningChoice choice = tuner_detail::choose_tuning(*store_, info, executor_.content(), options_);
+    tuning_id_ = choice.id;
+    summary_.tuning = choice.id;
+    summary_.new_tuning = choice.created;
+    for (const std::string& warning : choice.warnings) {
+      if (options_.on_warning) options_.on_warning(warning);
+      summary_.warnings.push_back(warning);
+    }
+    if (!executor_.simulated()) store_abandoned_tests();
     for (Result& stored : store_->results(tuning_id_)) {
       std::string key = stored.key();
       stored_.emplace(std::move(key), std::move(stored));
@@ -389,16 +481,36 @@ TuneSummary Loop::run() {
     if (resumed) {
       owned = std::move(*pending.cached);
     } else {
-      outcome = &execute(pending);
+      try {
+        outcome = &execute(pending);
+      } catch (const Interrupted&) {
+        // Abandoned unfinished: it has no result, and is not a failure of the configuration.
+        if (store_) store_->clear_running(tuning_id_);
+        summary_.interrupted = true;
+        summary_.stop_reason = "interrupted";
+        break;
+      } catch (...) {
+        // The run fails, not the configuration: its name must not be left behind as one
+        // that crashed the process.
+        if (store_) store_->clear_running(tuning_id_);
+        throw;
+      }
       if (must_own) owned = *outcome;
+      if (!executor_.simulated()) fail_early(*outcome);
     }
     if (owned) outcome = &*owned;
-    if (store_ && !resumed) {
+    if (store_ && !resumed && !pending.replaced && all_failed_alike_ && outcome->independent_of_configuration) {
+      // Stored once it is clear that the run goes on (fail_early), never if it stops there.
+      withheld_.push_back(*owned);
+      store_->clear_running(tuning_id_);
+    } else if (store_ && !resumed) {
+      store_withheld();
       Result& result = *owned;
       if (pending.replaced && !result.ok()) {
         // Measured again only to add counters or energy, and failed this time: never lose
         // the valid measurement the store holds.
         result.message += "; the store keeps this configuration's earlier valid test";
+        store_->clear_running(tuning_id_);
       } else if (pending.replaced) {
         keep_what_was_not_measured_again(*pending.replaced, result);
         store_->replace(tuning_id_, result);
@@ -422,10 +534,20 @@ TuneSummary Loop::run() {
     record(*outcome, owned ? &*owned : nullptr, resumed, overhead_ms);
     forward_explanations();
   }
+  if (store_) store_withheld();
   // Proposals still in the pipeline are never run: drop their queued compiles.
   pipeline_.clear();
   pool_.reset();
-  if (!summary_.interrupted) final_check();
+  if (!summary_.interrupted) {
+    try {
+      final_check();
+    } catch (const Interrupted&) {
+      summary_.interrupted = true;
+      summary_.stop_reason = "interrupted";
+      summary_.finalists.clear();
+    }
+  }
+  for (std::string& line : conditions_.summary()) summary_.warnings.push_back(std::move(line));
   const double real_s = seconds_since(start_);
   summary_.wall_s = executor_.clock_s();
   double accounted = summary_.setup_s + summary_.compile_wait_s + summary_.run_s + summary_.validation_s;

@@ -14,12 +14,14 @@
 #include <future>
 #include <iostream>
 #include <random>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "backend/cuda/device_monitor.hpp"
 #include "backend/cuda/launch_check.hpp"
-#include "backend/cuda/lru_cache.hpp"
+#include "backend/worker/lru_cache.hpp"
 #include "backend/cuda/nvrtc_compiler.hpp"
 #include "steer/backend.hpp"
 #include "steer/counters.hpp"
@@ -284,8 +286,16 @@ TEST(LaunchCheck, NamesTheLimitThatIsExceeded) {
   EXPECT_THAT(*problem, HasSubstr("empty"));
 }
 
+TEST(DeviceMonitor, NamesTheClockEventReasonsInWords) {
+  EXPECT_EQ(cuda::clock_reasons_text(0), "");
+  EXPECT_EQ(cuda::clock_reasons_text(0x1), "") << "idle is not a slowdown";
+  EXPECT_EQ(cuda::clock_reasons_text(0x4), "power cap");
+  EXPECT_EQ(cuda::clock_reasons_text(0x4 | 0x40 | 0x1), "power cap, thermal slowdown (hardware)");
+  EXPECT_EQ(cuda::clock_reasons_text(0x20 | 0x8 | (1ull << 40)), "hardware slowdown, thermal slowdown (software)");
+}
+
 TEST(LruCache, EvictsTheLeastRecentlyUsedBeyondItsBudget) {
-  cuda::LruCache<int> cache(10);
+  worker::LruCache<int> cache(10);
   cache.insert("a", 1, 4);
   cache.insert("b", 2, 4);
   ASSERT_NE(cache.find("a"), nullptr);  // a is now the most recent
@@ -481,6 +491,21 @@ TEST_F(CudaGpu, MeasuresEnergyPerLaunchOverAWindow) {
             << ", " << e.sm_clock_mhz << " MHz\n";
 }
 
+TEST_F(CudaGpu, RecordsTheClocksPowerAndTemperatureOfEveryTest) {
+  VectorAddData data;
+  backend->load(cuda_program(kVectorAdd, "vector_add", data.arguments()));
+  RunResult result = run(vector_instance(), quick());
+  ASSERT_EQ(result.status, Status::Ok) << result.message;
+  ASSERT_TRUE(result.conditions) << "NVML is part of the driver that runs the GPU";
+  const DeviceConditions& c = *result.conditions;
+  EXPECT_GT(c.sm_clock_mhz, 100);
+  EXPECT_GT(c.memory_clock_mhz, 100);
+  EXPECT_GT(c.temperature_c, 0);
+  EXPECT_LT(c.temperature_c, 120);
+  std::cout << c.sm_clock_mhz << " MHz SM, " << c.memory_clock_mhz << " MHz memory, " << c.power_watts << " W of "
+            << c.power_limit_watts << ", " << c.temperature_c << " C, throttle: '" << c.throttle << "'\n";
+}
+
 TEST_F(CudaGpu, RepeatsUntilTheMinimumTotalTime) {
   VectorAddData data;
   backend->load(cuda_program(kVectorAdd, "vector_add", data.arguments()));
@@ -526,6 +551,46 @@ extern "C" __global__ void bump(float* x, float* y, int n) {
       ASSERT_EQ(y_out[i], 10.0f + x[i] + 1.0f) << "element " << i << ", round " << round;
     }
   }
+}
+
+// An application's launch (Backend::launch) through the worker: the inputs it gives are
+// written over the arguments, a scalar it gives counts for that launch only, nothing is
+// restored, and a test run afterwards sees the loaded inputs again.
+TEST_F(CudaGpu, LaunchesOnTheApplicationsDataAndLeavesTheDeviceAsTheLaunchLeftIt) {
+  const char* source = R"(
+extern "C" __global__ void accumulate(float* y, const float* x, float scale, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] += scale * x[i];
+}
+)";
+  const int n = 1000;
+  std::vector<float> x(n);
+  for (int i = 0; i < n; ++i) x[i] = static_cast<float>(i);
+  backend->load(cuda_program(source, "accumulate",
+                             {buffer("y", ElementType::F32, std::vector<float>(n, 0.0f), true),
+                              buffer("x", ElementType::F32, x), scalar("scale", ElementType::F32, 1.0f),
+                              scalar("n", ElementType::I32, n)}));
+  const KernelInstance instance = instance_with({}, 4, 256);
+  const auto kernel = backend->compile(instance);
+  std::vector<float> y(n, 1.0f), twos(n, 2.0f), read(n, -1.0f);
+  const float scale = 3.0f;
+  const auto bytes = [](const auto& values) { return std::as_bytes(std::span(values)); };
+  RunResult launched = backend->launch(
+      *kernel, instance,
+      {.inputs = {bytes(y), bytes(twos), bytes(std::span(&scale, 1)), {}}, .outputs = {std::as_writable_bytes(std::span(read))}},
+      10'000);
+  ASSERT_EQ(launched.status, Status::Ok) << launched.message;
+  EXPECT_EQ(launched.time.samples_ms.size(), 1u);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(read[i], 7.0f) << "element " << i;
+
+  launched = backend->launch(*kernel, instance, {.outputs = {std::as_writable_bytes(std::span(read))}}, 10'000);
+  ASSERT_EQ(launched.status, Status::Ok) << launched.message;
+  for (int i = 0; i < n; ++i) ASSERT_EQ(read[i], 9.0f) << "element " << i << ": the loaded scale, the device's data";
+
+  const RunResult tested = backend->run(*kernel, instance, quick());
+  ASSERT_EQ(tested.status, Status::Ok) << tested.message;
+  EXPECT_EQ(from_bytes<float>(tested.outputs.at(0)), x) << "a test restores the loaded inputs";
+  EXPECT_THROW(backend->launch(*kernel, instance, {.inputs = {bytes(y)}}, 10'000), BackendError);
 }
 
 TEST_F(CudaGpu, PassesScalarsOfEveryWidth) {

@@ -5,10 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <deque>
 
 #include "backend/cuda/measurement_retry.hpp"
-#include "backend/cuda/worker_protocol.hpp"
+#include "backend/worker/protocol.hpp"
 
 namespace steer::cuda {
 namespace {
@@ -130,17 +131,6 @@ TEST(MeasurementRetry, AFailedKernelIsNotAFailedMeasurement) {
   EXPECT_TRUE(outcome.reply->context_lost) << "left for the backend, which replaces the worker and says so";
   EXPECT_EQ(worker.requests.size(), 1u);
   EXPECT_EQ(worker.replacements, 0);
-}
-
-TEST(WorkerProtocol, RunRepliesCarryAFailedMeasurement) {
-  RunReply reply = measurement_failure();
-  reply.warnings = {"a warning"};
-  MessageWriter written = encode(reply);
-  RunReply read = decode_run_reply(MessageReader(written.bytes()));
-  EXPECT_EQ(read.measure_failed, reply.measure_failed);
-  EXPECT_TRUE(read.context_lost);
-  EXPECT_EQ(read.samples_ms, reply.samples_ms);
-  EXPECT_EQ(read.warnings, reply.warnings);
 }
 
 }  // namespace

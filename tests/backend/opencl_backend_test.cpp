@@ -1,7 +1,10 @@
 // The OpenCL backend on whatever device 0 is (PoCL's CPU device in CI).
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <numeric>
 #include <thread>
 
@@ -298,6 +301,186 @@ TEST_F(OpenclBackendTest, CompilesFromSeveralThreadsAtOnce) {
   }
 }
 
+// vector_add_program() whose kernel first runs `fault` (OpenCL C) when FAULT is 1, and the
+// two configurations: with the fault and without.
+struct FaultyProgram {
+  Program program;
+  KernelInstance faulty = instance_1d(64, {{"SCALE", "2.0f"}, {"FAULT", "1"}});
+  KernelInstance correct = instance_1d(64, {{"SCALE", "2.0f"}, {"FAULT", "0"}});
+};
+FaultyProgram vector_add_with_fault(const std::string& fault) {
+  FaultyProgram faulty{.program = vector_add_program()};
+  faulty.program.source = R"(
+    __kernel void vector_add(__global float* c, __global const float* a, __global const float* b, const int n) {
+      const int i = get_global_id(0);
+    #if FAULT
+      )" + fault + R"(
+    #endif
+      if (i < n) c[i] = a[i] + SCALE * b[i];
+    })";
+  return faulty;
+}
+
+void expect_vector_sum(const RunResult& result) {
+  ASSERT_EQ(result.status, Status::Ok) << result.message;
+  const std::vector<float> c = as_floats(result.outputs.at(0));
+  for (int i = 0; i < kElements; ++i) ASSERT_EQ(c[i], i + 2.0f * (i + 1)) << "at " << i;
+}
+
+// A kernel that never finishes is a timeout, stopped by replacing the worker, and the backend
+// goes on: the next launch runs and computes the right thing.
+TEST_F(OpenclBackendTest, AKernelThatNeverFinishesIsATimeoutAndTheNextRunWorks) {
+  const FaultyProgram hang = vector_add_with_fault("for (uint k = 0;; k = (k + 1) & 0xffff) c[i] = k;");
+  backend_->load(hang.program);
+  const auto hanging = backend_->compile(hang.faulty);
+  const auto adding = backend_->compile(hang.correct);
+  const auto started = std::chrono::steady_clock::now();
+  const RunResult timeout = backend_->run(*hanging, hang.faulty, {.warmup = 0, .repetitions = 1, .timeout_ms = 500});
+  const double waited_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(timeout.status, Status::Timeout) << timeout.message;
+  EXPECT_NE(timeout.message.find("500 ms limit"), std::string::npos) << timeout.message;
+  EXPECT_NE(timeout.message.find("replaced"), std::string::npos) << timeout.message;
+  EXPECT_LT(waited_s, 30) << "the first launch's compile allowance applies only until the kernel runs";
+  expect_vector_sum(backend_->run(*adding, hang.correct, {.warmup = 1, .repetitions = 2}));
+}
+
+// On a CPU device a write far out of bounds is a segmentation fault of the process the
+// kernel runs in: the worker's, never the tuner's. The test says what happened, and the
+// backend goes on with a new worker and the same inputs.
+TEST_F(OpenclBackendTest, AWildWriteEndsTheWorkerNotTheTunerAndTheNextRunWorks) {
+  if (!backend_->device().runs_on_host_cores) GTEST_SKIP() << "a GPU reports a wild write differently";
+  const FaultyProgram wild = vector_add_with_fault("c[(long)i << 40] = 1;  // terabytes past the buffer");
+  backend_->load(wild.program);
+  const auto writing = backend_->compile(wild.faulty);
+  const auto adding = backend_->compile(wild.correct);
+  const RunResult crashed = backend_->run(*writing, wild.faulty, {.warmup = 0, .repetitions = 1});
+  EXPECT_EQ(crashed.status, Status::LaunchError);
+  EXPECT_NE(crashed.message.find("worker process died"), std::string::npos) << crashed.message;
+  EXPECT_NE(crashed.message.find("configuration"), std::string::npos) << crashed.message;
+  expect_vector_sum(backend_->run(*adding, wild.correct, {.warmup = 1, .repetitions = 2}));
+}
+
+// Ctrl-C during a launch that would run for a minute: the launch is abandoned at once (its
+// worker ended), Interrupted is thrown, and the backend works afterwards.
+TEST_F(OpenclBackendTest, AnInterruptAbandonsALaunchAtOnce) {
+  const FaultyProgram hang = vector_add_with_fault("for (uint k = 0;; k = (k + 1) & 0xffff) c[i] = k;");
+  backend_->load(hang.program);
+  const auto hanging = backend_->compile(hang.faulty);
+  const auto adding = backend_->compile(hang.correct);
+  std::atomic<bool> interrupt{false};
+  std::jthread ctrl_c([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    interrupt = true;
+  });
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_THROW(backend_->run(*hanging, hang.faulty,
+                             {.warmup = 0, .repetitions = 1, .timeout_ms = 60'000, .interrupt = &interrupt}),
+               Interrupted);
+  const double waited_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_LT(waited_s, 5) << "the interrupt waited for the launch";
+  expect_vector_sum(backend_->run(*adding, hang.correct, {.repetitions = 1}));
+}
+
+// Arguments the kernel does not take fail every configuration alike: said before launching,
+// naming the kernel's parameters, and marked as independent of the configuration.
+TEST_F(OpenclBackendTest, ArgumentsTheKernelDoesNotTakeAreNamedBeforeAnyLaunch) {
+  Program missing = vector_add_program();
+  missing.arguments.pop_back();  // no n
+  backend_->load(missing);
+  const KernelInstance instance = instance_1d(64, {{"SCALE", "1"}});
+  RunResult result = backend_->run(*backend_->compile(instance), instance, {});
+  EXPECT_EQ(result.status, Status::LaunchError);
+  EXPECT_TRUE(result.independent_of_configuration);
+  EXPECT_NE(result.message.find("takes 4 parameters (float* c, float* a, float* b, int n), but the spec passes 3 "
+                                "arguments (c, a, b)"),
+            std::string::npos)
+      << result.message;
+
+  Program wider = vector_add_program();
+  wider.arguments.back().type = ElementType::I64;
+  wider.arguments.back().data.resize(8);
+  backend_->load(wider);
+  result = backend_->run(*backend_->compile(instance), instance, {});
+  EXPECT_EQ(result.status, Status::LaunchError);
+  EXPECT_TRUE(result.independent_of_configuration);
+  EXPECT_NE(result.message.find("argument 3 'n' is a scalar int64 in the spec, but kernel 'vector_add' in "
+                                "vector_add.cl declares parameter 3 as 'int n'"),
+            std::string::npos)
+      << result.message;
+}
+
+std::span<const std::byte> bytes_of(const auto& values) { return std::as_bytes(std::span(values)); }
+
+// An application's launch (Backend::launch) runs in the worker too: its data travel through
+// the shared memory, the device keeps what the launch left, and a test run afterwards still
+// sees the inputs that were loaded.
+TEST_F(OpenclBackendTest, LaunchesOnTheApplicationsDataAndLeavesTheDeviceAsTheLaunchLeftIt) {
+  Program program;
+  program.language = Language::OpenCL;
+  program.source_name = "accumulate.cl";
+  program.kernel_name = "accumulate";
+  program.source = R"(
+    __kernel void accumulate(__global float* out, __global const float* a, const float scale) {
+      const int i = get_global_id(0);
+      out[i] += scale * a[i];
+    })";
+  HostArgument scale{.name = "scale", .is_buffer = false, .type = ElementType::F32};
+  scale.data.resize(sizeof(float));
+  const float loaded_scale = 1.0f;
+  std::memcpy(scale.data.data(), &loaded_scale, sizeof loaded_scale);
+  program.arguments = {float_buffer("out", std::vector<float>(kElements, 0.0f), true), float_buffer("a", iota(0)),
+                       scale};
+  backend_->load(program);
+  const KernelInstance instance = instance_1d(64);
+  const auto kernel = backend_->compile(instance);
+
+  std::vector<float> out(kElements, 1.0f), a(kElements, 2.0f), read(kElements, -1.0f);
+  const float application_scale = 3.0f;
+  RunResult launched =
+      backend_->launch(*kernel, instance, {.inputs = {bytes_of(out), bytes_of(a), bytes_of(std::span(&application_scale, 1))},
+                                           .outputs = {std::as_writable_bytes(std::span(read))}},
+                       10'000);
+  ASSERT_EQ(launched.status, Status::Ok) << launched.message;
+  EXPECT_EQ(launched.time.samples_ms.size(), 1u);
+  EXPECT_TRUE(launched.outputs.empty());
+  for (int i = 0; i < kElements; i += 997) ASSERT_EQ(read[i], 1.0f + 3.0f * 2.0f) << "at " << i;
+
+  // No inputs given: the device's buffers as the last launch left them, the loaded scalar.
+  launched = backend_->launch(*kernel, instance, {.outputs = {std::as_writable_bytes(std::span(read))}}, 10'000);
+  ASSERT_EQ(launched.status, Status::Ok) << launched.message;
+  for (int i = 0; i < kElements; i += 997) ASSERT_EQ(read[i], 7.0f + 1.0f * 2.0f) << "at " << i;
+
+  // A test restores what was loaded before its launches.
+  const RunResult tested = backend_->run(*kernel, instance, {.warmup = 1, .repetitions = 2});
+  ASSERT_EQ(tested.status, Status::Ok) << tested.message;
+  const std::vector<float> tested_out = as_floats(tested.outputs.at(0));
+  for (int i = 0; i < kElements; i += 997) ASSERT_EQ(tested_out[i], static_cast<float>(i)) << "at " << i;
+
+  std::vector<float> too_short(kElements / 2);
+  EXPECT_THROW(backend_->launch(*kernel, instance, {.inputs = {bytes_of(too_short), {}, {}}}, 10'000), BackendError);
+  EXPECT_THROW(backend_->launch(*kernel, instance, {.inputs = {bytes_of(out)}}, 10'000), BackendError)
+      << "one input per argument, or none";
+  EXPECT_THROW(backend_->launch(*kernel, instance, {.outputs = {std::as_writable_bytes(std::span(too_short))}}, 10'000),
+               BackendError);
+}
+
+// A launch on the application's data that hangs is a timeout like any other: the worker is
+// replaced, and the next launch works.
+TEST_F(OpenclBackendTest, AnApplicationsLaunchThatHangsIsATimeoutAndTheNextWorks) {
+  const FaultyProgram hang = vector_add_with_fault("for (uint k = 0;; k = (k + 1) & 0xffff) c[i] = k;");
+  backend_->load(hang.program);
+  const auto hanging = backend_->compile(hang.faulty);
+  const auto adding = backend_->compile(hang.correct);
+  std::vector<float> c(kElements);
+  const LaunchData data{.outputs = {std::as_writable_bytes(std::span(c))}};
+  const RunResult timeout = backend_->launch(*hanging, hang.faulty, data, 500);
+  EXPECT_EQ(timeout.status, Status::Timeout) << timeout.message;
+  EXPECT_NE(timeout.message.find("replaced"), std::string::npos) << timeout.message;
+  const RunResult added = backend_->launch(*adding, hang.correct, data, 10'000);
+  ASSERT_EQ(added.status, Status::Ok) << added.message;
+  for (int i = 0; i < kElements; i += 997) ASSERT_EQ(c[i], i + 2.0f * (i + 1)) << "at " << i;
+}
+
 TEST_F(OpenclBackendTest, RejectsCudaSource) {
   Program program = vector_add_program();
   program.language = Language::Cuda;
@@ -310,41 +493,46 @@ TEST_F(OpenclBackendTest, RejectsCudaSource) {
 namespace steer {
 namespace {
 
-// PoCL compiles a kernel for its work-group size at the first launch; that must not count
-// as the kernel being slow.
-TEST(OpenclFirstLaunch, GetsTimeToCompileWhileLaterLaunchesGetTheLimit) {
+// PoCL compiles a kernel for its work-group size when it is first launched, before it runs:
+// that time does not count against the limit, which counts from when the kernel runs.
+TEST(OpenclFirstLaunch, CompilingBeforeTheKernelRunsDoesNotCountAgainstTheLimit) {
+  ::setenv("POCL_KERNEL_CACHE", "0", 1);  // compile at every first launch, also in later runs of this test
   std::unique_ptr<Backend> backend;
   try {
     backend = make_opencl_backend({});
   } catch (const BackendError& error) {
     GTEST_SKIP() << "no OpenCL device: " << error.what();
   }
-  constexpr std::uint64_t kWorkItems = 4096;
+  if (!backend->device().runs_on_host_cores) GTEST_SKIP() << "a GPU compiles before the first launch";
   Program program;
   program.language = Language::OpenCL;
   program.source_name = "spin.cl";
   program.kernel_name = "spin";
   program.source = R"(
-    __kernel void spin(__global float* out, const int iterations) {
+    __kernel void spin(__global float* out) {
       float x = get_global_id(0);
-      for (int k = 0; k < iterations; ++k) x = x * 0.999f + 1.0f;
+      for (int k = 0; k < ITERATIONS; ++k) x = x * 0.999f + 1.0f;
       out[get_global_id(0)] = x;
     })";
-  HostArgument out{.name = "out", .type = ElementType::F32, .data = std::vector<std::byte>(kWorkItems * sizeof(float)),
-                   .output = true};
-  HostArgument iterations{.name = "iterations", .is_buffer = false, .type = ElementType::I32,
-                          .data = std::vector<std::byte>(sizeof(std::int32_t))};
-  const std::int32_t count = 1 << 15;
-  std::memcpy(iterations.data.data(), &count, sizeof count);
-  program.arguments = {out, iterations};
+  program.arguments = {float_buffer("out", std::vector<float>(4096, 0.0f), true)};
   backend->load(program);
-  KernelInstance instance;
-  instance.grid = {kWorkItems / 64, 1, 1};
-  instance.block = {64, 1, 1};
-  const auto kernel = backend->compile(instance);
-  const RunOptions tiny_limit{.warmup = 0, .repetitions = 1, .timeout_ms = 1e-3};
-  EXPECT_EQ(backend->run(*kernel, instance, tiny_limit).status, Status::Ok) << "the first launch may compile";
-  EXPECT_EQ(backend->run(*kernel, instance, tiny_limit).status, Status::Timeout) << "later launches get the limit";
+  KernelInstance quick, slow;
+  quick.grid = slow.grid = {4096 / 64, 1, 1};
+  quick.block = slow.block = {64, 1, 1};
+  quick.defines = {{"ITERATIONS", "1"}};
+  slow.defines = {{"ITERATIONS", "100000000"}};  // seconds on any device
+  const auto quick_kernel = backend->compile(quick);
+  const auto slow_kernel = backend->compile(slow);
+  const RunOptions limit{.warmup = 0, .repetitions = 1, .timeout_ms = 20};
+
+  const auto started = std::chrono::steady_clock::now();
+  const RunResult first = backend->run(*quick_kernel, quick, limit);
+  const double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(first.status, Status::Ok) << first.message << " (the first launch took " << first_ms << " ms)";
+  if (first_ms < 20) std::cout << "note: the first launch compiled in " << first_ms << " ms, within the limit\n";
+  const RunResult slow_first = backend->run(*slow_kernel, slow, limit);
+  EXPECT_EQ(slow_first.status, Status::Timeout) << "once it runs, the first launch gets the limit too";
+  EXPECT_EQ(backend->run(*quick_kernel, quick, limit).status, Status::Ok) << "the worker was replaced";
 }
 
 }  // namespace

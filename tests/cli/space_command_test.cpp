@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 
 #include "steer_cli_runner.hpp"
@@ -53,6 +54,52 @@ TEST(cli_space, CountsCoulombAsJson) {
   EXPECT_GE(report["groups"].get<int>(), 1);
   EXPECT_GT(report["memory_bytes"].get<long>(), 0);
   EXPECT_GE(report["seconds"].get<double>(), 0.0);
+  EXPECT_EQ(report["exact"], true);
+}
+
+// Twelve digits summing to 54 (7.9e10 of 10^12 combinations; the constraint reads all
+// twelve, so nothing is cut off early: counting takes about a day), and X in {1, 3}.
+constexpr const char* kHugeSpace = R"json({"name": "twelve_digits", "parameters": [
+    {"name": "A", "values": "range(10)"}, {"name": "B", "values": "range(10)"}, {"name": "C", "values": "range(10)"},
+    {"name": "D", "values": "range(10)"}, {"name": "E", "values": "range(10)"}, {"name": "F", "values": "range(10)"},
+    {"name": "G", "values": "range(10)"}, {"name": "H", "values": "range(10)"}, {"name": "I", "values": "range(10)"},
+    {"name": "J", "values": "range(10)"}, {"name": "K", "values": "range(10)"}, {"name": "L", "values": "range(10)"},
+    {"name": "X", "values": [1, 2, 3]}],
+  "constraints": ["A + B + C + D + E + F + G + H + I + J + K + L == 54", "X != 2"]})json";
+constexpr double kHugeSpaceCount = 2 * 39'581'170'420.0;
+
+TEST(cli_space, AHugeSpaceStopsAtTheTimeLimitWithAnEstimateAndSaysHowToGoOn) {
+  TemporarySpec spec(kHugeSpace);
+  Outcome outcome = run_steer("space '" + spec.path() + "' --max-time 0.5");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_TRUE(std::regex_search(outcome.output, std::regex("valid configurations  about (7\\.[89]|8\\.0)[0-9]*e\\+10 "
+                                                           "\\(95 % interval .* to .*\\), estimated by sampling")))
+      << outcome.output;
+  EXPECT_TRUE(std::regex_search(outcome.output, std::regex("found so far  +[0-9,]+ in group 1 of 2, [0-9.e-]+ % of its "
+                                                           "1e\\+12 combinations searched")))
+      << outcome.output;
+  EXPECT_THAT(outcome.output, HasSubstr("steer: counting stopped at the time limit (--max-time 0.5)"));
+  EXPECT_THAT(outcome.output, HasSubstr("the count shown is estimated from"));
+  EXPECT_THAT(outcome.output, HasSubstr("; --max-time 0 counts without a limit"));
+  EXPECT_TRUE(std::regex_search(outcome.output, std::regex("that group alone needs about [0-9.]+ (h|days) more")))
+      << outcome.output;
+
+  Outcome json = run_steer("space '" + spec.path() + "' --max-time 0.5 --json", false);
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  nlohmann::json report = nlohmann::json::parse(json.output);
+  EXPECT_TRUE(report["count"].is_null()) << "not counted";
+  EXPECT_EQ(report["exact"], false);
+  EXPECT_NEAR(report["estimate"]["count"].get<double>() / kHugeSpaceCount, 1.0, 0.05);
+  EXPECT_LE(report["estimate"]["low"].get<double>(), kHugeSpaceCount);
+  EXPECT_GE(report["estimate"]["high"].get<double>(), kHugeSpaceCount);
+  EXPECT_EQ(report["stopped"]["reason"], "time");
+  EXPECT_EQ(report["stopped"]["group"], 1);
+  EXPECT_GT(report["stopped"]["searched"].get<double>(), 0.0);
+  EXPECT_EQ(report["cross_product"], 3'000'000'000'000);
+
+  Outcome list = run_steer("space '" + spec.path() + "' --max-time 0.5 --list");
+  EXPECT_EQ(list.exit_code, 1);
+  EXPECT_THAT(list.output, HasSubstr("cannot list the configurations: counting stopped at the time limit"));
 }
 
 TEST(cli_space, PrintsASummaryOfAKernelFolder) {

@@ -134,6 +134,26 @@ TEST_F(OwnKernel, TunesAgainstAReferenceKernel) {
   EXPECT_EQ(nlohmann::json::parse(out.output)["valid"], 4);
 }
 
+TEST_F(OwnKernel, AStoreKeysTheTuningByTheReferenceKernelsSource) {
+  const fs::path spec = write_spec(R"json({"kernel": {"name": "stencil5_naive", "sources": {"opencl": "stencil5_naive.cl"},
+                                     "launch": {"grid": ["cdiv(N, 64)"], "block": [64]}}})json");
+  const std::string tune = "tune " + spec.string() + " --backend opencl --searcher exhaustive --budget 2 --final-check 0 " +
+                           "--json --db " + (directory_ / "results.db").string();
+  const Output first = run_steer(tune);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const Output again = run_steer(tune);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(nlohmann::json::parse(again.output)["resumed"], 2) << "the same reference: the same tuning";
+
+  std::ofstream(directory_ / "stencil5_naive.cl") << "// the same computation, another text\n" << kNaiveStencil;
+  const Output changed = run_steer(tune);
+  ASSERT_EQ(changed.exit_code, 0) << changed.output;
+  const auto summary = nlohmann::json::parse(changed.output);
+  EXPECT_EQ(summary["resumed"], 0);
+  EXPECT_TRUE(summary["new_tuning"].get<bool>());
+  EXPECT_THAT(summary["warnings"].dump(), HasSubstr("reference kernel source changed"));
+}
+
 TEST_F(OwnKernel, ACpuReferenceNotCompiledInSaysHowToGiveOne) {
   const fs::path spec = write_spec(R"({"cpu": "stencil5"})");
   const Output out = run_steer("tune " + spec.string() + " --backend opencl --budget 1", true);

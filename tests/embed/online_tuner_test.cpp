@@ -93,6 +93,20 @@ TEST(OnlineTuner, AConfigurationThatFailsValidationNeverRunsOnTheApplicationsDat
   EXPECT_EQ(online.best(), (Configuration{{"BLOCK", 32}}));
 }
 
+// The validation runs of the loop are bounded as the calls are, whatever else asks otherwise.
+TEST(OnlineTuner, ItsTimeoutBoundsTheValidationRunsToo) {
+  Application app;
+  Tuner tuner = app.make_tuner();
+  tuner.reference(doubled);
+  tuner.options().timeout_ms = 60'000;
+  std::vector<double> timeouts;
+  app.fake->before_run = [&](const KernelInstance&, const RunOptions& options) { timeouts.push_back(options.timeout_ms); };
+  OnlineTuner online(tuner, OnlineOptions{.budget = 2, .calls_per_test = 1, .timeout_ms = 250});
+  for (int iteration = 0; iteration < 3; ++iteration) app.iterate(online, iteration);
+  ASSERT_FALSE(timeouts.empty());
+  for (double timeout : timeouts) EXPECT_EQ(timeout, 250);
+}
+
 TEST(OnlineTuner, ACallWhoseLaunchFailsIsServedByTheNextConfiguration) {
   Application app;
   Tuner tuner = app.make_tuner();
@@ -126,6 +140,44 @@ TEST(OnlineTuner, ALaterRunOfTheApplicationResumesFromTheStoreAndStartsOnTheBest
   EXPECT_EQ(online.summary()->resumed, 3u);
   EXPECT_EQ(app.fake->launches, 1) << "nothing was explored again";
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
+}
+
+TEST(OnlineTuner, ContinuesTheTuningThatTuneStoredForTheSameKernel) {
+  const fs::path db = fs::temp_directory_path() / ("steer_online_tuned_" + std::to_string(getpid()) + ".db");
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
+  Application app;
+  Tuner tuner = app.make_tuner();
+  tuner.store(db);
+  const TuneSummary offline = tuner.tune({});
+  EXPECT_EQ(offline.tests, 6u);
+  const int launches = app.fake->launches;
+  OnlineTuner online(tuner, OnlineOptions{.budget = 6, .calls_per_test = 1});
+  const OnlineStep first = app.iterate(online, 0);
+  EXPECT_FALSE(first.exploring);
+  EXPECT_EQ(first.configuration, (Configuration{{"BLOCK", 32}}));
+  EXPECT_EQ(online.summary()->tuning, offline.tuning);
+  EXPECT_EQ(online.summary()->resumed, 6u);
+  EXPECT_EQ(app.fake->launches - launches, 1) << "nothing was explored again";
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
+}
+
+TEST(OnlineTuner, ATestsConditionsAreThoseOfItsCallsNotOfItsValidationRun) {
+  Application app;
+  Tuner tuner = app.make_tuner();
+  tuner.reference(doubled);
+  // The fake backend reports conditions for its runs (the validation); launches report none.
+  app.fake->conditions = [](const KernelInstance&) -> std::optional<DeviceConditions> {
+    DeviceConditions conditions;
+    conditions.sm_clock_mhz = 500;
+    return conditions;
+  };
+  std::vector<Result> tests;
+  tuner.options().on_test = [&](const Result& result, const TuneProgress&) { tests.push_back(result); };
+  OnlineTuner online(tuner, OnlineOptions{.budget = 2, .calls_per_test = 1});
+  for (int iteration = 0; iteration < 3; ++iteration) app.iterate(online, iteration);
+  ASSERT_TRUE(online.converged());
+  ASSERT_EQ(tests.size(), 2u);
+  for (const Result& test : tests) EXPECT_FALSE(test.conditions) << test.key();
 }
 
 TEST(OnlineTuner, StopsWhenDestroyedWhileExploring) {

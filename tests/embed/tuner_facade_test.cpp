@@ -133,6 +133,37 @@ TEST(TunerFacade, TuneRunsTheLoopAndResumesFromItsStore) {
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
 }
 
+TEST(TunerFacade, ChangedExpectedOutputsStartANewTuningThatSaysWhy) {
+  Fixture f;
+  Tuner tuner = f.make();
+  const std::string pid = std::to_string(getpid());
+  const fs::path expected = fs::temp_directory_path() / ("steer_facade_expected_" + pid + ".raw");
+  const auto write_expected = [&](float offset) {
+    std::vector<float> values(f.in.size());
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = 2 * f.in[i] + offset;
+    std::ofstream(expected, std::ios::binary)
+        .write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
+  };
+  const fs::path db = fs::temp_directory_path() / ("steer_facade_expected_" + pid + ".db");
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
+  tuner.reference(std::map<std::string, fs::path>{{"out", expected}}).searcher("exhaustive").store(db);
+  tuner.options().final_check = 0;
+  write_expected(0);
+  const TuneSummary first = tuner.tune({});
+  EXPECT_EQ(first.valid, 8u);
+  EXPECT_EQ(tuner.tune({}).resumed, 8u) << "the same files: the same tuning";
+
+  write_expected(1);  // other expected values: the stored validations no longer hold
+  const TuneSummary changed = tuner.tune({});
+  EXPECT_TRUE(changed.new_tuning);
+  EXPECT_NE(changed.tuning, first.tuning);
+  EXPECT_EQ(changed.resumed, 0u);
+  EXPECT_EQ(changed.valid, 0u);
+  EXPECT_THAT(changed.warnings, ::testing::Contains(HasSubstr("reference file out changed")));
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
+  fs::remove(expected);
+}
+
 TEST(TunerFacade, TheStoreKeepsTuningsOfDifferentSizesApart) {
   Fixture f;
   Tuner tuner = f.make();
@@ -181,7 +212,7 @@ TEST(TunerFacade, ASpecRunsAsLoadedAtTheSizeAsked) {
     "sizes": {"small": {"N": 8}, "large": {"N": 64}}})json");
   Tuner tuner = Tuner::from_spec(spec, std::make_unique<FakeBackend>(), "large");
   EXPECT_EQ(tuner.problem_size().name, "large");
-  EXPECT_EQ(tuner.spec().hash, spec.hash) << "the store's key is the spec file's, as for steer tune";
+  EXPECT_EQ(tuner.spec().hash, spec.hash) << "the spec as loaded, its file's hash with it";
   EXPECT_THAT([&] { tuner.parameter("EXTRA", {1, 2}); },
               ::testing::ThrowsMessage<Error>(HasSubstr("runs spec 'twice' as it was loaded: change the spec instead")));
   const TuneSummary summary = tuner.searcher("exhaustive").tune({});

@@ -307,12 +307,21 @@ TEST(ExportCsv, OneRowPerTestThatParsesBack) {
   EXPECT_EQ(first[column("message")], results[0].message);
   EXPECT_EQ(std::stod(first[column("threads")]), 16777216.0);
   EXPECT_EQ(std::stod(first[column("energy_joules_per_launch")]), 0.0123);
+  EXPECT_EQ(std::stod(first[column("sm_clock_mhz")]), 1755.0);
+  EXPECT_EQ(std::stod(first[column("memory_clock_mhz")]), 3201.0);
+  EXPECT_EQ(std::stod(first[column("power_watts")]), 698.5);
+  EXPECT_EQ(std::stod(first[column("power_limit_watts")]), 700.0);
+  EXPECT_EQ(std::stod(first[column("temperature_c")]), 71.0);
+  EXPECT_EQ(first[column("throttle")], "power cap");
+  EXPECT_EQ(first[column("other_load")], "") << "not read";
 
   const auto& failed = rows[3];
   EXPECT_EQ(failed[column("status")], "compile_error");
   EXPECT_EQ(failed[column("median_ms")], "");  // never timed
   EXPECT_EQ(failed[column("threads")], "");     // no counters
   EXPECT_EQ(failed[column("energy_joules_per_launch")], "");
+  EXPECT_EQ(failed[column("sm_clock_mhz")], "");
+  EXPECT_EQ(failed[column("throttle")], "");
   EXPECT_EQ(failed[column("message")], results[2].message);
   EXPECT_EQ(std::stod(failed[column("compile_ms")]), 120.5);
 }

@@ -111,7 +111,7 @@ class Layering {
 
 std::vector<std::string> source_files() {
   std::vector<std::string> files;
-  for (const char* top : {"src", "include", "apps", "kernels"}) {
+  for (const char* top : {"src", "include", "apps", "kernels", "python"}) {
     for (const auto& entry : fs::recursive_directory_iterator(kSource / top)) {
       const std::string extension = entry.path().extension().string();
       if (!entry.is_regular_file() || (extension != ".cpp" && extension != ".hpp" && extension != ".cu")) continue;

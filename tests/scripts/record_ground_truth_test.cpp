@@ -74,6 +74,13 @@ con.commit()
 print(json.dumps({"tests": len(wanted)}))
 )py";
 
+// `pattern` with its one %s replaced by `value`.
+std::string fmt(const std::string& pattern, const std::string& value) {
+  std::string text = pattern;
+  text.replace(text.find("%s"), 2, value);
+  return text;
+}
+
 std::string read(const fs::path& file) {
   std::ifstream in(file);
   std::stringstream text;
@@ -181,6 +188,7 @@ TEST_F(RecordGroundTruth, OneGpuRecordsInTheSeededOrderThenTheNearBestBand) {
   const std::string log = steer_log();
   EXPECT_THAT(log, HasSubstr("gpu=- listed=- tune"));
   EXPECT_THAT(log, HasSubstr("--searcher random --seed 1 --budget 150 --counters default"));
+  EXPECT_THAT(log, HasSubstr("--tuning 1")) << "a store of schema 2 is continued by naming its tuning";
   EXPECT_THAT(log, HasSubstr("--searcher list --set file=store.db.list --objective energy --energy-window 0.5"));
   // Every configuration within 1.2x of the best stored time got energy.
   EXPECT_EQ(query("store.db.gz",
@@ -261,6 +269,23 @@ TEST_F(RecordGroundTruth, MergeRefusesAnotherTuningOrProfilerRange) {
   EXPECT_THAT(run("merge target.db user.db", 1), HasSubstr("one store must not mix them"));
   EXPECT_THAT(record("--db user.db --counters default", 1), HasSubstr("measured with the user profiler range"));
   EXPECT_EQ(query("target.db", "select count(*) from tests"), "210");
+}
+
+TEST_F(RecordGroundTruth, MergeJoinsAStoreOfSchema2AndAPartOfTheSameTuningWrittenSince) {
+  // A part as steer tune writes it since schema 3: the spec's content hash and a content key.
+  constexpr const char* kKeyed =
+      "delete from counters where test_id in (select id from tests where config_index % 2 = 1);"
+      "delete from tests where config_index % 2 = 1;"
+      "alter table tunings add column content_key text not null default '';"
+      "update tunings set spec_hash = '%s', content_key = 'k1';";
+  make_store("target.db", kHalf);
+  make_store("part.db", fmt(kKeyed, "0123456789abcdef0123456789abcdef"));
+  EXPECT_THAT(run("merge target.db part.db"), Not(HasSubstr("error")));
+  EXPECT_EQ(query("target.db", "select count(*) from tests"), "210");
+  // Two parts that both have content keys must agree on the spec's content.
+  make_store("keyed.db", fmt(kKeyed, "ffffffffffffffffffffffffffffffff"));
+  make_store("other.db", fmt(kKeyed, "0123456789abcdef0123456789abcdef"));
+  EXPECT_THAT(run("merge keyed.db other.db", 1), HasSubstr("holds another tuning"));
 }
 
 TEST_F(RecordGroundTruth, SummaryPrintsOneRowPerStore) {

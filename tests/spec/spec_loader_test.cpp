@@ -46,7 +46,8 @@ constexpr const char* kCompleteSpec = R"json({
       {"name": "n", "type": "int32", "value": "N"}
     ],
     "compiler_options": ["-DEXTRA=1"],
-    "compute_bound": true
+    "compute_bound": true,
+    "timeout_ms": 2500
   },
   "sizes": {"small": {"N": 512, "M": 256}, "paper": {"N": 8192, "M": 8192}},
   "default_size": "paper",
@@ -142,6 +143,15 @@ TEST(spec_loader, ReadsEveryPartOfACompleteSpec) {
   EXPECT_EQ(spec.reference.rel_tolerance, 1e-5);
 
   EXPECT_EQ(spec.hash.size(), 16u);
+  EXPECT_EQ(spec.kernel->timeout_ms, 2500.0);
+}
+
+TEST(spec_loader, TheHangTimeoutIsAPositiveNumberAndOptional) {
+  std::string spec = kCompleteSpec;
+  EXPECT_FALSE(parse_spec(std::string(spec).replace(spec.find(",\n    \"timeout_ms\": 2500"), 24, ""), kOrigin)
+                   .kernel->timeout_ms);
+  const std::string negative = std::string(spec).replace(spec.find("2500"), 4, "-1");
+  EXPECT_THAT(error_of(negative), HasSubstr("kernel.timeout_ms: expected a positive number of milliseconds"));
 }
 
 TEST(spec_loader, TheExampleInTheDocumentationLoads) {

@@ -1,6 +1,8 @@
 // The SQLite results store: round trips, WAL, uniqueness, resume, reopening, schema.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cmath>
@@ -89,6 +91,72 @@ TEST(Store, FindsOrCreatesTunings) {
   EXPECT_EQ(tunings[1].second, other);
   EXPECT_EQ(store.tuning_key(b), other);
   EXPECT_THROW(store.tuning_key(b + 100), StoreError);
+}
+
+TEST(Store, KeepsTheContentATuningWasCreatedWith) {
+  ScratchDir dir;
+  Store store = Store::open(dir / "results.db");
+  const TuningContent content{{"kernel source", std::string(32, 'a')}, {"compiler", "NVRTC 12.6"}};
+  TuningKey key = kKey;
+  key.content_key = content_key(content);
+  const std::int64_t id = store.tuning(key, content);
+  EXPECT_EQ(store.tuning_content(id), content);
+  EXPECT_EQ(store.tuning_key(id), key);
+  EXPECT_EQ(store.tuning(key), id) << "the content is not part of the lookup: the key is";
+  EXPECT_EQ(store.tuning_content(store.tuning(kKey)), TuningContent{}) << "no content key: another tuning";
+}
+
+TEST(Store, AFreshTuningSharesItsKeyAndLaterRunsContinueTheNewest) {
+  ScratchDir dir;
+  Store store = Store::open(dir / "results.db");
+  const std::int64_t first = store.tuning(kKey);
+  store.append(first, full_result(1));
+  EXPECT_EQ(store.find_tuning(kKey), first);
+  const std::int64_t fresh = store.new_tuning(kKey);
+  EXPECT_NE(fresh, first);
+  EXPECT_EQ(store.tuning(kKey), fresh);
+  EXPECT_EQ(store.find_tuning(kKey), fresh);
+  EXPECT_EQ(store.count(fresh), 0u);
+  EXPECT_EQ(store.count(first), 1u) << "the older tuning keeps its tests";
+  EXPECT_EQ(store.tunings().size(), 2u);
+  TuningKey absent = kKey;
+  absent.device = "NVIDIA A100";
+  EXPECT_EQ(store.find_tuning(absent), std::nullopt);
+  EXPECT_EQ(store.tunings().size(), 2u) << "find_tuning creates nothing";
+}
+
+TEST(Store, NamesTheSameSpecUnderOtherKeysNewestFirst) {
+  ScratchDir dir;
+  Store store = Store::open(dir / "results.db");
+  TuningKey before = kKey, after = kKey, elsewhere = kKey;
+  before.content_key = std::string(32, '1');
+  after.content_key = std::string(32, '2');
+  elsewhere.content_key = std::string(32, '3');
+  elsewhere.problem_size = "N=8192";
+  const std::int64_t legacy = store.tuning(kKey);  // no content key: an older Steer's
+  const std::int64_t old_key = store.tuning(before);
+  store.tuning(elsewhere);
+  const std::int64_t current = store.tuning(after);
+  std::vector<std::int64_t> ids;
+  for (const auto& [id, key] : store.other_keys(after)) ids.push_back(id);
+  EXPECT_EQ(ids, (std::vector<std::int64_t>{old_key, legacy})) << "not itself, not another size";
+  EXPECT_EQ(store.other_keys(after).front().second, before);
+  EXPECT_NE(current, old_key);
+}
+
+TEST(Store, SaysWhichPartsOfTheContentDiffer) {
+  const std::string a(32, 'a'), b(32, 'b');
+  const TuningContent stored{{"compiler", "NVRTC 12.4"}, {"include util.h", a}, {"kernel source", a},
+                             {"parameters", a}};
+  const TuningContent now{{"compiler", "NVRTC 12.6"}, {"include common.h", b}, {"kernel source", b},
+                          {"parameters", a}};
+  EXPECT_EQ(content_differences(stored, now),
+            (std::vector<std::string>{"compiler: NVRTC 12.4 -> NVRTC 12.6", "include common.h is new",
+                                      "include util.h is no longer part of it", "kernel source changed"}));
+  EXPECT_TRUE(content_differences(now, now).empty());
+  EXPECT_NE(content_key(stored), content_key(now));
+  EXPECT_EQ(content_key(now), content_key(TuningContent(now)));
+  EXPECT_NE(content_key({{"ab", "c"}}), content_key({{"a", "bc"}})) << "parts are delimited";
 }
 
 TEST(Store, KeepsTheFirstMeasurementOfAConfiguration) {
@@ -312,6 +380,154 @@ TEST(Store, OpensAVersion1StoreAndUpgradesIt) {
   std::vector<Result> results = store.results(tunings[0].first);
   EXPECT_EQ(results.size(), 150u);
   for (const Result& r : results) EXPECT_EQ(r.profiling_passes, 0);
+}
+
+// A copy of one of the H200 recordings of data/ (schema version 2).
+std::filesystem::path unpacked_recording(const ScratchDir& dir, const std::string& name) {
+  const std::filesystem::path gz = std::filesystem::path(STEER_SOURCE_DIR) / "data/h200" / (name + ".gz");
+  const std::filesystem::path db = dir / name;
+  EXPECT_EQ(std::system(("gunzip -c '" + gz.string() + "' > '" + db.string() + "'").c_str()), 0);
+  return db;
+}
+
+TEST(Store, ReadsOlderSchemasReadOnlyWithoutUpgradingThem) {
+  ScratchDir dir;
+  const std::filesystem::path version2 = unpacked_recording(dir, "transpose_h200.db");
+  const std::filesystem::path version1 = dir / "transpose_ahead.db";
+  ASSERT_EQ(std::system(("gunzip -c '" STEER_SOURCE_DIR "/data/h200/runs/transpose_ahead.db.gz' > '" +
+                         version1.string() + "'")
+                            .c_str()),
+            0);
+  for (const auto& [file, version] : {std::pair{version1, "1"}, std::pair{version2, "2"}}) {
+    ASSERT_EQ(sql_text(file, "PRAGMA user_version"), version);
+    {
+      Store store = Store::open_read_only(file);
+      auto tunings = store.tunings();
+      ASSERT_EQ(tunings.size(), 1u) << file;
+      EXPECT_EQ(tunings[0].second.content_key, "");
+      EXPECT_TRUE(store.tuning_content(tunings[0].first).empty());
+      std::vector<Result> results = store.results(tunings[0].first);
+      EXPECT_GT(results.size(), 100u);
+      for (const Result& r : results) EXPECT_FALSE(r.conditions) << "not recorded before schema 3";
+      EXPECT_TRUE(store.other_keys(tunings[0].second).empty());
+      EXPECT_THROW(store.append(tunings[0].first, full_result(1)), StoreError);
+    }
+    EXPECT_EQ(sql_text(file, "PRAGMA user_version"), version) << "reading changes nothing";
+  }
+}
+
+TEST(Store, UpgradesAVersion2StoreKeepingEveryTuningAndTest) {
+  ScratchDir dir;
+  const std::filesystem::path file = unpacked_recording(dir, "coulomb_h200.db");
+  const std::string tests = sql_text(file, "SELECT COUNT(*) FROM tests");
+  const std::string counters = sql_text(file, "SELECT COUNT(*) FROM counters");
+  TuningKey key;
+  {
+    Store old = Store::open_read_only(file);
+    key = old.tunings().at(0).second;
+  }
+  Store store = Store::open_existing(file);
+  EXPECT_EQ(sql_text(file, "PRAGMA user_version"), std::to_string(Store::schema_version()));
+  EXPECT_EQ(sql_text(file, "SELECT COUNT(*) FROM tests"), tests);
+  EXPECT_EQ(sql_text(file, "SELECT COUNT(*) FROM counters"), counters) << "nothing cascaded";
+  EXPECT_EQ(sql_text(file, "PRAGMA foreign_key_check"), "");
+  ASSERT_EQ(store.tunings().size(), 1u);
+  EXPECT_EQ(store.tunings()[0].second, key);
+  EXPECT_EQ(store.find_tuning(key), store.tunings()[0].first) << "an import with the old key still finds it";
+  TuningKey keyed = key;
+  keyed.content_key = std::string(32, 'c');
+  EXPECT_EQ(store.find_tuning(keyed), std::nullopt) << "a keyed run does not";
+  EXPECT_EQ(store.other_keys(keyed).size(), 1u);
+  store.append(store.tuning(keyed), full_result(1));  // the upgraded schema takes new tests
+}
+
+TEST(Store, ClosingAWriterFoldsTheWalIntoTheFileWhileOthersKeepItOpen) {
+  ScratchDir dir;
+  const std::filesystem::path file = dir / "results.db";
+  Store reader = [&] {
+    Store created = Store::open(file);
+    created.tuning(kKey);
+    return Store::open_read_only(file);
+  }();
+  {
+    Store writer = Store::open(file);
+    const std::int64_t tuning = writer.tuning(kKey);
+    for (int tile = 1; tile <= 20; ++tile) writer.append(tuning, full_result(tile));
+  }
+  // FILE.db alone, copied without its -wal while the reader still has the store open.
+  const std::filesystem::path copy = dir / "copy.db";
+  std::filesystem::copy_file(file, copy);
+  EXPECT_EQ(sql_text(copy, "SELECT COUNT(*) FROM tests"), "20");
+  EXPECT_EQ(reader.count(reader.tunings().at(0).first), 20u);
+}
+
+// The running test of a process is named in the store until its result is: once that
+// process has ended without one, the next taker learns which configuration it died on.
+TEST(Store, NamesTheTestAProcessWasRunningWhenItEnded) {
+  ScratchDir dir;
+  const std::filesystem::path db = dir / "results.db";
+  std::int64_t tuning = 0;
+  {
+    Store store = Store::open(db);
+    tuning = store.tuning(kKey);
+  }
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    Store store = Store::open(db);
+    store.append(tuning, full_result(1));
+    store.mark_running(tuning, full_result(2));
+    store.append(tuning, full_result(2));  // finished: no longer running
+    store.mark_running(tuning, full_result(4));
+    ::_exit(0);  // dies during TILE=4
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+  Store store = Store::open(db);
+  store.mark_running(tuning, full_result(8));  // this process is alive: its test is not abandoned
+  const std::vector<AbandonedTest> abandoned = store.take_abandoned(tuning);
+  ASSERT_EQ(abandoned.size(), 1u);
+  EXPECT_EQ(abandoned[0].configuration, full_result(4).configuration);
+  EXPECT_EQ(abandoned[0].config_index, full_result(4).config_index);
+  EXPECT_NE(abandoned[0].process.find(std::to_string(child)), std::string::npos) << abandoned[0].process;
+  EXPECT_FALSE(abandoned[0].started.empty());
+  EXPECT_TRUE(store.take_abandoned(tuning).empty()) << "taken once";
+  EXPECT_EQ(sql_text(db, "SELECT config_key FROM running"), full_result(8).key());
+  store.append(tuning, full_result(8));
+  EXPECT_EQ(sql_text(db, "SELECT COUNT(*) FROM running"), "0") << "a stored result ends its running record";
+  store.mark_running(tuning, full_result(16));
+  store.clear_running(tuning);
+  EXPECT_EQ(sql_text(db, "SELECT COUNT(*) FROM running"), "0");
+}
+
+// A store of version 3 (content keys, before the running tests) opens read-only as it is,
+// and a writer upgrades it to the running table, keeping its tests.
+TEST(Store, OpensAVersion3StoreReadOnlyAndUpgradesIt) {
+  ScratchDir dir;
+  const std::filesystem::path db = dir / "results.db";
+  {
+    Store store = Store::open(db);
+    store.append(store.tuning(kKey), full_result(4));
+  }
+  sqlite3* connection = nullptr;
+  sqlite3_open(db.c_str(), &connection);
+  ASSERT_EQ(sqlite3_exec(connection, "DROP TABLE running; PRAGMA user_version = 3", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(connection);
+  {
+    Store reader = Store::open_read_only(db);
+    ASSERT_EQ(reader.tunings().size(), 1u);
+    EXPECT_EQ(reader.results(reader.tunings()[0].first).size(), 1u);
+  }
+  EXPECT_EQ(sql_text(db, "PRAGMA user_version"), "3") << "reading changes nothing";
+  Store store = Store::open(db);
+  EXPECT_EQ(sql_text(db, "PRAGMA user_version"), std::to_string(Store::schema_version()));
+  const std::int64_t tuning = store.tunings().at(0).first;
+  EXPECT_EQ(store.results(tuning).size(), 1u);
+  store.mark_running(tuning, full_result(8));
+  EXPECT_EQ(sql_text(db, "SELECT config_key FROM running"), full_result(8).key());
 }
 
 TEST(Store, CountersAreQueryableByName) {

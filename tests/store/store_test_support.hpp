@@ -80,6 +80,18 @@ inline void expect_same_result(const Result& expected, const Result& actual) {
     EXPECT_TRUE(same_double(e.sm_clock_mhz, a.sm_clock_mhz));
     EXPECT_TRUE(same_double(e.temperature_c, a.temperature_c));
   }
+  ASSERT_EQ(expected.conditions.has_value(), actual.conditions.has_value());
+  if (expected.conditions) {
+    const DeviceConditions& e = *expected.conditions;
+    const DeviceConditions& a = *actual.conditions;
+    EXPECT_TRUE(same_double(e.sm_clock_mhz, a.sm_clock_mhz));
+    EXPECT_TRUE(same_double(e.memory_clock_mhz, a.memory_clock_mhz));
+    EXPECT_TRUE(same_double(e.power_watts, a.power_watts));
+    EXPECT_TRUE(same_double(e.power_limit_watts, a.power_limit_watts));
+    EXPECT_TRUE(same_double(e.temperature_c, a.temperature_c));
+    EXPECT_EQ(e.throttle, a.throttle);
+    EXPECT_TRUE(same_double(e.other_load, a.other_load));
+  }
   EXPECT_EQ(expected.device, actual.device);
   EXPECT_EQ(expected.problem_size, actual.problem_size);
   EXPECT_EQ(expected.timestamp, actual.timestamp);
@@ -104,6 +116,8 @@ inline Result full_result(int tile) {
                 {"threads", 16777216.0},
                 {"zero", 0.0}};
   r.energy = EnergyStats{0.0123, 0.02, 310.5, 0.5, 1234, 1980.0, 61.0};
+  r.conditions = DeviceConditions{.sm_clock_mhz = 1755.0, .memory_clock_mhz = 3201.0, .power_watts = 698.5,
+                                  .power_limit_watts = 700.0, .temperature_c = 71.0, .throttle = "power cap"};
   r.device = "NVIDIA H200";
   r.problem_size = "N=4096";
   r.timestamp = "2025-01-02T03:04:05.678Z";

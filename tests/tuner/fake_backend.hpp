@@ -20,9 +20,17 @@ class FakeBackend final : public Backend {
   std::function<double(const KernelInstance&)> runtime_ms = [](const KernelInstance&) { return 1.0; };
   std::function<bool(const KernelInstance&)> compile_fails = [](const KernelInstance&) { return false; };
   std::function<bool(const KernelInstance&)> launch_fails = [](const KernelInstance&) { return false; };
+  bool failures_independent_of_configuration = false;  // what launch_fails' failures claim
+  // Called first in every run(): a test may throw (Interrupted), end the process, or look at
+  // the options.
+  std::function<void(const KernelInstance&, const RunOptions&)> before_run = [](const KernelInstance&,
+                                                                                const RunOptions&) {};
   std::function<bool(const KernelInstance&)> wrong_output = [](const KernelInstance&) { return false; };
   // Joules per launch, when energy is asked for; counters, when they are (2 "passes").
   std::function<double(const KernelInstance&)> joules = [](const KernelInstance&) { return 1.0; };
+  // The device's state after each run, as a backend that reads it reports it.
+  std::function<std::optional<DeviceConditions>(const KernelInstance&)> conditions =
+      [](const KernelInstance&) -> std::optional<DeviceConditions> { return std::nullopt; };
   std::vector<MeasureRequest> measured;  // what each run was asked to measure
 
   bool on_host_cores = false;  // pretend to be a CPU device
@@ -46,17 +54,20 @@ class FakeBackend final : public Backend {
     return kernel;
   }
   RunResult run(const CompiledKernel&, const KernelInstance& instance, const RunOptions& options) override {
+    before_run(instance, options);
     ++runs;
     run_order.push_back(instance.config_index);
     RunResult result;
     if (launch_fails(instance)) {
       result.status = Status::LaunchError;
       result.message = "fake launch failure";
+      result.independent_of_configuration = failures_independent_of_configuration;
       return result;
     }
     double t = runtime_ms(instance);
     result.time = TimingStats::from_samples(std::vector<double>(static_cast<std::size_t>(options.repetitions), t));
     measured.push_back(options.measure);
+    result.conditions = conditions(instance);
     if (options.measure.counters) {
       result.counters["smsp__inst_executed.sum"] = 100 * static_cast<double>(instance.config_index + 1);
       result.profiling_passes = 2;

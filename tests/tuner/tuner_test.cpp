@@ -3,11 +3,13 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <utility>
 
@@ -241,6 +243,200 @@ TEST_F(TunerTest, ResumesFromTheStoreWithoutRunningMeasuredConfigurationsAgain) 
   auto tunings = store.tunings();
   ASSERT_EQ(tunings.size(), 1u);
   EXPECT_EQ(store.results(tunings[0].first).size(), 11u);
+}
+
+// What makes a tuning the same (TuneOptions::fresh, ::tuning; tuning_content.hpp): a store
+// resumes a tuning only when nothing its results depend on changed.
+class StoreKeyTest : public TunerTest {
+ protected:
+  // A run of `tests` random tests on the store, with warnings collected.
+  TuneSummary run_stored(std::uint64_t tests, TuneOptions options = {}) {
+    Store store = Store::open(dir_ / "results.db");
+    options.stop.tests = tests;
+    options.on_warning = [this](const std::string& warning) { warnings_.push_back(warning); };
+    return run("random", options, &store);
+  }
+  std::size_t tunings() const { return Store::open(dir_ / "results.db").tunings().size(); }
+  std::string all_warnings() const {
+    std::string text;
+    for (const std::string& warning : warnings_) text += warning + "\n";
+    return text;
+  }
+  std::vector<std::string> warnings_;
+};
+
+TEST_F(StoreKeyTest, ADescriptionTheFilesLayoutOrSpacingDoesNotStartANewTuning) {
+  run_stored(4);
+  spec_.description = "now with a description";
+  spec_.hash = "another file text";  // the spec file's bytes changed
+  spec_.space = SpaceDefinition();
+  spec_.space.add_parameter("A", std::vector<Value>{1, 2, 3, 4});
+  spec_.space.add_parameter("B", std::vector<Value>{1, 2, 4, 8});
+  spec_.space.add_constraint("A<=B");  // "A <= B" before
+  spec_.sizes[0].flops = 128;          // a work rate, computed when reported
+  TuneSummary summary = run_stored(6);
+  EXPECT_EQ(summary.resumed, 4u);
+  EXPECT_FALSE(summary.new_tuning);
+  EXPECT_EQ(tunings(), 1u);
+  EXPECT_EQ(all_warnings(), "");
+}
+
+TEST_F(StoreKeyTest, AChangedKernelSourceStartsANewTuningAndSaysWhichAndWhy) {
+  TuneSummary first = run_stored(4);
+  EXPECT_TRUE(first.new_tuning);
+  std::ofstream(dir_ / "kernel.cu") << "extern \"C\" __global__ void k(float* out, const float* in) { /* v2 */ }\n";
+  TuneSummary second = run_stored(4);
+  EXPECT_EQ(second.resumed, 0u) << "the old timings are not served";
+  EXPECT_TRUE(second.new_tuning);
+  EXPECT_NE(second.tuning, first.tuning);
+  EXPECT_EQ(tunings(), 2u);
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_NE(warnings_[0].find(fmt::format("this run starts tuning {}", second.tuning)), std::string::npos) << warnings_[0];
+  EXPECT_NE(warnings_[0].find(fmt::format("tuning {} (4 tests): kernel source changed", first.tuning)),
+            std::string::npos)
+      << warnings_[0];
+  EXPECT_EQ(second.warnings, warnings_) << "the summary repeats it";
+  EXPECT_EQ(run_stored(6).resumed, 4u) << "the new tuning is continued";
+}
+
+TEST_F(StoreKeyTest, AChangedIncludeInputFileReferenceOrConstraintStartsANewTuning) {
+  std::ofstream(dir_ / "kernel.cu") << "#include \"common.h\"\nextern \"C\" __global__ void k(float* out, const float* in) {}\n";
+  std::ofstream(dir_ / "common.h") << "#define SCALE 2\n";
+  std::vector<float> input(64, 1.0f);
+  auto write_input = [&] {
+    std::ofstream(dir_ / "in.bin", std::ios::binary)
+        .write(reinterpret_cast<const char*>(input.data()), static_cast<std::streamsize>(input.size() * sizeof(float)));
+  };
+  write_input();
+  spec_.kernel->arguments[1].init = Initialiser{.kind = Initialiser::Kind::File, .file = dir_ / "in.bin"};
+  run_stored(2);
+  const std::vector<std::pair<std::string, std::function<void()>>> changes = {
+      {"include common.h changed", [&] { std::ofstream(dir_ / "common.h") << "#define SCALE 3\n"; }},
+      {"input data changed", [&] { input[5] = 7.0f, write_input(); }},
+      {"reference changed", [&] { spec_.reference.abs_tolerance = 1e-3; }},
+      {"constraints changed", [&] { spec_.space.add_constraint("A != 3"); }},
+  };
+  std::size_t expected_tunings = 1;
+  for (const auto& [difference, change] : changes) {
+    change();
+    space_.emplace(Space::build(spec_.space));
+    warnings_.clear();
+    TuneSummary summary = run_stored(2);
+    EXPECT_EQ(summary.resumed, 0u) << difference;
+    EXPECT_EQ(tunings(), ++expected_tunings) << difference;
+    EXPECT_NE(all_warnings().find(difference), std::string::npos) << all_warnings();
+    EXPECT_EQ(run_stored(2).resumed, 2u) << difference << ": unchanged again, it resumes";
+  }
+}
+
+TEST_F(StoreKeyTest, FreshStartsANewTuningThatLaterRunsContinue) {
+  const TuneSummary first = run_stored(4);
+  const TuneSummary fresh = run_stored(4, TuneOptions{.fresh = true});
+  EXPECT_EQ(fresh.resumed, 0u);
+  EXPECT_TRUE(fresh.new_tuning);
+  EXPECT_NE(fresh.tuning, first.tuning);
+  EXPECT_EQ(all_warnings(), "") << "the same key: nothing differs to warn about";
+  const TuneSummary later = run_stored(5);
+  EXPECT_EQ(later.tuning, fresh.tuning);
+  EXPECT_EQ(later.resumed, 4u);
+  EXPECT_EQ(Store::open(dir_ / "results.db").count(first.tuning), 4u) << "the older tuning keeps its tests";
+}
+
+TEST_F(StoreKeyTest, ATuningOfAnOlderSteerIsNotResumedButCanBeContinuedByName) {
+  std::int64_t legacy = 0;
+  {
+    // As Steer before schema 3 keyed it: by the spec file's hash, with nothing of the sources.
+    Store store = Store::open(dir_ / "results.db");
+    legacy = store.tuning(TuningKey{"fake", "0123", "Fake Device", "fake", "small"});
+    Result stored;
+    stored.configuration = {{"A", Value(1)}, {"B", Value(1)}};
+    stored.status = Status::Ok;
+    stored.time = TimingStats::from_samples({3.0});
+    store.append(legacy, stored);
+  }
+  TuneSummary summary = run_stored(11);
+  EXPECT_EQ(summary.resumed, 0u);
+  EXPECT_NE(all_warnings().find(fmt::format("tuning {} (1 tests): it was recorded by an older Steer", legacy)),
+            std::string::npos)
+      << all_warnings();
+  EXPECT_NE(all_warnings().find("--tuning ID"), std::string::npos);
+
+  warnings_.clear();
+  TuneOptions continued;
+  continued.tuning = legacy;
+  summary = run_stored(11, continued);
+  EXPECT_EQ(summary.tuning, legacy);
+  EXPECT_EQ(summary.resumed, 1u);
+  EXPECT_NE(all_warnings().find("continuing tuning"), std::string::npos) << all_warnings();
+
+  std::int64_t elsewhere = 0;
+  {
+    Store store = Store::open(dir_ / "results.db");
+    elsewhere = store.tuning(TuningKey{"fake", "0123", "Another Device", "fake", "small"});
+  }
+  continued.tuning = elsewhere;
+  try {
+    run_stored(1, continued);
+    FAIL() << "continued a tuning of another device";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("on Another Device"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(TunerTest, RecordsTheDeviceConditionsOfEveryTestAndWarnsOnceWhenTheGpuThrottles) {
+  // Configurations with B = 8 draw the most power: the GPU holds them at its limit, clocks down.
+  backend_.conditions = [](const KernelInstance& i) {
+    const bool capped = define(i, "B") == 8;
+    return DeviceConditions{.sm_clock_mhz = capped ? 1410.0 : 1980.0, .memory_clock_mhz = 3201, .power_watts =
+                                capped ? 699.0 : 450.0, .power_limit_watts = 700, .temperature_c = 60,
+                            .throttle = capped ? "power cap" : ""};
+  };
+  std::vector<std::string> said;
+  TuneOptions options;
+  options.on_warning = [&](const std::string& warning) { said.push_back(warning); };
+  const fs::path db = dir_ / "results.db";
+  TuneSummary summary;
+  {
+    Store store = Store::open(db);
+    summary = run("exhaustive", options, &store);
+  }
+  // Exhaustive order: A=1 with B = 1, 2, 4, 8 comes first; the first capped test is the 4th.
+  // The clock drop is said once the run has a usual clock (5 readings): at the next capped test.
+  ASSERT_EQ(said.size(), 2u) << "each kind said once, when first seen";
+  EXPECT_EQ(said[0].rfind("the GPU ran at its power limit in test 4 (A=1,B=8): 699 W of 700 W (power cap):", 0), 0u)
+      << said[0];
+  EXPECT_EQ(said[1].rfind("the GPU's SM clock was 1410 MHz in test 7 (A=2,B=8), below the run's usual 1980 MHz "
+                          "(power cap):",
+                          0),
+            0u)
+      << said[1];
+  // Four capped tests in all (A = 1..4 with B = 8): counted at the end.
+  EXPECT_NE(std::find(summary.warnings.begin(), summary.warnings.end(),
+                      "the GPU ran at its power limit in 4 of 11 tests (steer export shows each test's conditions)"),
+            summary.warnings.end());
+  for (const Result& r : summary.results) ASSERT_TRUE(r.conditions);
+  Store store = Store::open(db);
+  const std::vector<Result> stored = store.results(store.tunings().at(0).first);
+  ASSERT_EQ(stored.size(), 11u);
+  for (const Result& r : stored) {
+    ASSERT_TRUE(r.conditions) << r.key();
+    EXPECT_EQ(r.conditions->sm_clock_mhz, define_of(r, "B") == 8 ? 1410.0 : 1980.0);
+  }
+}
+
+TEST_F(TunerTest, WarnsWhenOtherProcessesLoadTheCoresOfACpuDevice) {
+  backend_.on_host_cores = true;
+  // The backend's reading, for every test: the executor's own, from /proc around a fake run
+  // that takes no time, would be the machine's load of the moment.
+  backend_.conditions = [](const KernelInstance& i) -> std::optional<DeviceConditions> {
+    return DeviceConditions{.other_load = define(i, "A") == 2 ? 0.6 : 0.0};
+  };
+  TuneSummary summary = run("exhaustive");
+  ASSERT_FALSE(summary.warnings.empty());
+  EXPECT_EQ(summary.warnings[0].rfind("other processes kept 60 % of the device's CPU cores busy during test 5 (A=2,B=2)",
+                                      0),
+            0u)
+      << summary.warnings[0];
 }
 
 TEST_F(TunerTest, ReportsTheWallTimeSplitAndPerTestOverhead) {
@@ -510,6 +706,128 @@ TEST_F(TunerTest, GflopsPerWattWithoutAFlopCountIsAClearError) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("FLOP count"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+}  // namespace steer
+
+namespace steer {
+namespace {
+
+// A test abandoned by Ctrl-C has no result: it is neither stored nor counted, and the run
+// ends at once.
+TEST_F(TunerTest, AnInterruptDuringATestEndsTheRunAndStoresNothingForThatTest) {
+  std::atomic<bool> interrupt{false};
+  backend_.before_run = [&](const KernelInstance& instance, const RunOptions& options) {
+    EXPECT_EQ(options.interrupt, &interrupt) << "the backend can see the interrupt";
+    if (backend_.runs.load() == 3) {
+      interrupt = true;
+      throw Interrupted(fmt::format("interrupted during configuration {}", instance.config_index));
+    }
+  };
+  TuneOptions options;
+  options.interrupt = &interrupt;
+  Store store = Store::open(dir_ / "results.db");
+  TuneSummary summary = run("exhaustive", options, &store, 5);
+  EXPECT_TRUE(summary.interrupted);
+  EXPECT_EQ(summary.stop_reason, "interrupted");
+  EXPECT_EQ(summary.tests, 3u);
+  EXPECT_TRUE(summary.finalists.empty()) << "no final check after an interrupt";
+  const auto tunings = store.tunings();
+  ASSERT_EQ(tunings.size(), 1u);
+  EXPECT_EQ(store.results(tunings[0].first).size(), 3u);
+  EXPECT_TRUE(store.take_abandoned(tunings[0].first).empty());
+}
+
+// The whole process dies during a test (here by _exit; a crash of the tuner itself, a
+// kill -9): the next run of the tuning records that configuration as failed instead of
+// running it, and dying on it, again.
+TEST_F(TunerTest, AConfigurationTheProcessDiedOnIsRecordedAsFailedWhenTheTuningResumes) {
+  const fs::path db = dir_ / "results.db";
+  { Store store = Store::open(db); }
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    backend_.before_run = [](const KernelInstance& instance, const RunOptions&) {
+      if (define(instance, "A") == 2 && define(instance, "B") == 4) ::_exit(7);
+    };
+    Store store = Store::open(db);
+    run("exhaustive", {}, &store);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 7) << "the child did not die on A=2,B=4";
+
+  std::vector<std::string> warnings;
+  TuneOptions options;
+  options.on_warning = [&](const std::string& w) { warnings.push_back(w); };
+  Store store = Store::open(db);
+  TuneSummary summary = run("exhaustive", options, &store);
+  EXPECT_EQ(summary.tests, 11u);
+  for (std::uint64_t config : backend_.run_order) {
+    EXPECT_NE(space_->key(config), "A=2,B=4") << "the configuration the process died on ran again";
+  }
+  const Result* died = nullptr;
+  for (const Result& r : summary.results) {
+    if (r.key() == "A=2,B=4") died = &r;
+  }
+  ASSERT_NE(died, nullptr);
+  EXPECT_EQ(died->status, Status::LaunchError);
+  EXPECT_NE(died->message.find("the tuner ended while this configuration ran"), std::string::npos) << died->message;
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("A=2,B=4 was running when an earlier run of this tuning ended"), std::string::npos)
+      << warnings[0];
+  EXPECT_EQ(summary.warnings, warnings);
+}
+
+// An argument list the kernel does not take fails every test alike: the run stops with that
+// error after kFailEarlyTests tests, and stores none of them.
+TEST_F(TunerTest, TheFirstTestsFailingAlikeForAReasonOutsideTheConfigurationStopTheRun) {
+  backend_.launch_fails = [](const KernelInstance&) { return true; };
+  backend_.failures_independent_of_configuration = true;
+  Store store = Store::open(dir_ / "results.db");
+  try {
+    run("exhaustive", {}, &store);
+    FAIL() << "expected the run to stop";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(fmt::format("the first {} tests failed the same way", kFailEarlyTests)), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("fake launch failure"), std::string::npos) << message;
+    EXPECT_NE(message.find("A=1,B=1"), std::string::npos) << "names the configurations: " << message;
+  }
+  EXPECT_EQ(backend_.runs.load(), static_cast<int>(kFailEarlyTests));
+  const auto tunings = store.tunings();
+  ASSERT_EQ(tunings.size(), 1u);
+  EXPECT_EQ(store.results(tunings[0].first).size(), 0u);
+  EXPECT_TRUE(store.take_abandoned(tunings[0].first).empty()) << "the last test is not left as running";
+}
+
+// The same failures after a valid test do not stop the run: they belong to configurations,
+// and are stored like any other.
+TEST_F(TunerTest, FailuresOfThatKindAfterAValidTestAreStoredAndTheRunGoesOn) {
+  backend_.launch_fails = [](const KernelInstance& i) { return define(i, "A") != 1 || define(i, "B") == 1; };
+  backend_.failures_independent_of_configuration = true;
+  Store store = Store::open(dir_ / "results.db");
+  TuneSummary summary = run("exhaustive", {}, &store);  // A=1,B=1 fails, A=1,B=2 is valid
+  EXPECT_EQ(summary.tests, 11u);
+  EXPECT_EQ(summary.valid, 3u);
+  EXPECT_EQ(store.results(store.tunings()[0].first).size(), 11u);
+}
+
+// The hang timeout: TuneOptions::timeout_ms, else the spec's kernel.timeout_ms, else 10 s.
+TEST_F(TunerTest, TheHangTimeoutComesFromTheOptionsElseTheSpec) {
+  std::vector<double> seen;
+  backend_.before_run = [&](const KernelInstance&, const RunOptions& options) { seen.push_back(options.timeout_ms); };
+  TuneOptions one;
+  one.stop.tests = 1;
+  run("exhaustive", one);
+  spec_.kernel->timeout_ms = 1234;
+  run("exhaustive", one);
+  one.timeout_ms = 99;
+  run("exhaustive", one);
+  EXPECT_EQ(seen, (std::vector<double>{10'000, 1234, 99}));
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
-// The CUDA backend: NVRTC compiles in this process, a worker process runs (worker.hpp
-// says why a separate process, and how it is started).
+// The CUDA backend: NVRTC compiles in this process, a worker process runs the kernels
+// (backend/worker/process.hpp says why a separate process, and how it is started and
+// watched).
 //
 // Threads. compile() only runs NVRTC, so any number of threads may compile while run()
 // executes. It returns the cubin; the worker loads it as a module when it first runs
-// it. load() and run() are serialised by one lock.
+// it. load(), run() and launch() are serialised by one lock.
 //
 // Caches. Cubins are cached here by (source, kernel name, NVRTC options), the options
 // holding the defines and the architecture, so compiling a configuration again (a
@@ -14,29 +15,30 @@
 // Data. load() writes the arguments into a memory file shared with the worker, which
 // uploads them once and keeps a pristine copy of every buffer on the device; before each
 // launch every buffer is restored from it (device to device, outside the timed region),
-// so every launch computes the same thing. Outputs come back through the same file.
+// so every launch computes the same thing. Outputs come back through the same file. An
+// application's launch (launch()) passes its data through the file's application area.
 //
 // Failures. A configuration that exceeds a limit (threads, shared memory, grid) is
 // reported before launching, naming the limit. A launch error is a LaunchError result.
 // When it left CUDA unusable (illegal or misaligned address, illegal instruction, trap,
 // ...), or a launch was still running at timeout_ms, the worker ends, which also stops
 // the kernel; the backend starts a new worker, which uploads the arguments again, so
-// tuning goes on. Starting one takes a few hundred milliseconds. The backend waits for
-// the worker's reply without a limit of its own: the worker bounds every launch by
-// timeout_ms, but a driver call that hung would hang run() too.
+// tuning goes on. Starting one takes a few hundred milliseconds. The worker bounds every
+// launch by timeout_ms; behind it, the backend's watchdog ends a worker that stops
+// answering (a driver call that hung), and an interrupt (RunOptions::interrupt) ends the
+// worker at once.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <mutex>
 
-#include "backend/cuda/lru_cache.hpp"
 #include "backend/cuda/measurement_retry.hpp"
 #include "backend/cuda/nvrtc_compiler.hpp"
-#include "backend/cuda/worker.hpp"
+#include "backend/worker/lru_cache.hpp"
+#include "backend/worker/process.hpp"
 #include "steer/backend.hpp"
 
 namespace steer {
@@ -44,6 +46,12 @@ namespace cuda {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using worker::ArgumentSlot;
+using worker::RunReply;
+using worker::RunRequest;
+using worker::SharedLayout;
+using worker::SharedMemory;
+using worker::WorkerProcess;
 
 // Cubins kept for reuse. A cubin is typically 5-50 KiB, so this holds thousands.
 constexpr std::size_t kCubinCacheBytes = std::size_t{256} << 20;
@@ -72,9 +80,19 @@ class CudaBackend final : public Backend {
   void load(const Program& program) override;
   std::unique_ptr<CompiledKernel> compile(const KernelInstance& instance) override;
   RunResult run(const CompiledKernel& kernel, const KernelInstance& instance, const RunOptions& options) override;
+  RunResult launch(const CompiledKernel& kernel, const KernelInstance& instance, const LaunchData& data,
+                   double timeout_ms) override;
 
  private:
   std::shared_ptr<const LoadedProgram> current_program() const;
+  // The program `kernel` was compiled for, which must be the one loaded (under device_mutex_).
+  std::shared_ptr<const LoadedProgram> program_of(const CudaKernel& kernel, const char* call) const;
+  RunRequest request_for(const CudaKernel& kernel, const LoadedProgram& loaded, const KernelInstance& instance,
+                         const RunOptions& options) const;
+  // Sends `request` to the worker (again in a new one when a measurement failed:
+  // measurement_retry.hpp) and makes a result of its reply; a worker that died, hung or lost
+  // its CUDA is replaced (under device_mutex_).
+  RunResult exchange(const LoadedProgram& loaded, const RunRequest& request);
   // Replaces the worker by a new one serving the current program.
   void restart_worker(const std::string& reason);
   std::vector<std::span<const std::byte>> output_views() const;
@@ -87,9 +105,9 @@ class CudaBackend final : public Backend {
   std::uint64_t next_generation_ = 1;
 
   std::mutex cubin_mutex_;  // guards cubins_
-  LruCache<std::shared_ptr<const Cubin>> cubins_{kCubinCacheBytes};
+  worker::LruCache<std::shared_ptr<const Cubin>> cubins_{kCubinCacheBytes};
 
-  std::mutex device_mutex_;  // serialises load() and run(): they own what follows
+  std::mutex device_mutex_;  // serialises load(), run() and launch(): they own what follows
   SharedMemory memory_;      // the arguments, and room for the outputs
   SharedLayout layout_;
   std::unique_ptr<WorkerProcess> worker_;
@@ -97,8 +115,9 @@ class CudaBackend final : public Backend {
 
 CudaBackend::CudaBackend(const BackendOptions& options) : device_index_(options.device) {
   // A first worker answers what the device is (this process never initialises CUDA).
-  worker_ = std::make_unique<WorkerProcess>(device_index_, nullptr, nullptr);
+  worker_ = std::make_unique<WorkerProcess>("cuda", worker::Setup{.device = device_index_}, nullptr);
   info_ = worker_->hello().device;
+  info_.compiler_version = fmt::format("NVRTC {}", nvrtc_version());
 
   const int architecture = info_.compute_capability_major * 10 + info_.compute_capability_minor;
   const std::vector<int> supported = nvrtc_supported_architectures();
@@ -128,12 +147,8 @@ void CudaBackend::load(const Program& program) {
   loaded->program.include_dirs = program.include_dirs;
   loaded->source_hash = std::hash<std::string>{}(program.source);
 
-  SharedLayout layout = layout_arguments(program.arguments);
-  SharedMemory memory = SharedMemory::create(layout.total_bytes, "steer-cuda-arguments");
-  for (std::size_t i = 0; i < program.arguments.size(); ++i) {
-    const std::vector<std::byte>& data = program.arguments[i].data;
-    if (!data.empty()) std::memcpy(memory.bytes().data() + layout.arguments[i].offset, data.data(), data.size());
-  }
+  SharedLayout layout = worker::layout_arguments(program.arguments);
+  SharedMemory memory = worker::share_arguments(program.arguments, layout, "steer-cuda-arguments");
 
   std::lock_guard device_lock(device_mutex_);
   {
@@ -143,7 +158,8 @@ void CudaBackend::load(const Program& program) {
     loaded->generation = next_generation_++;
   }
   worker_.reset();  // frees the device for the new worker
-  worker_ = std::make_unique<WorkerProcess>(device_index_, &memory, &layout);
+  worker_ = std::make_unique<WorkerProcess>(
+      "cuda", worker::Setup{.device = device_index_, .has_program = true, .layout = layout}, &memory);
   memory_ = std::move(memory);
   layout_ = std::move(layout);
   std::lock_guard lock(program_mutex_);
@@ -186,7 +202,8 @@ std::unique_ptr<CompiledKernel> CudaBackend::compile(const KernelInstance& insta
 void CudaBackend::restart_worker(const std::string& reason) {
   worker_.reset();
   try {
-    worker_ = std::make_unique<WorkerProcess>(device_index_, &memory_, &layout_);
+    worker_ = std::make_unique<WorkerProcess>(
+        "cuda", worker::Setup{.device = device_index_, .has_program = true, .layout = layout_}, &memory_);
   } catch (const BackendError& e) {
     throw BackendError(fmt::format("could not restart the CUDA worker process after {}: {}", reason, e.what()));
   }
@@ -201,44 +218,89 @@ std::vector<std::span<const std::byte>> CudaBackend::output_views() const {
   return outputs;
 }
 
-RunResult CudaBackend::run(const CompiledKernel& compiled, const KernelInstance& instance, const RunOptions& options) {
+const CudaKernel& ours(const CompiledKernel& compiled, const char* call) {
   const auto* kernel = dynamic_cast<const CudaKernel*>(&compiled);
-  if (!kernel) throw BackendError("CUDA backend: run() was given a kernel that another backend compiled");
-
-  std::lock_guard device_lock(device_mutex_);
-  std::shared_ptr<const LoadedProgram> loaded = current_program();
-  if (!loaded) throw BackendError("CUDA backend: run() needs a program; call load() first");
-  if (kernel->program_generation != loaded->generation) {
-    throw BackendError("CUDA backend: run() was given a kernel compiled for a program loaded earlier");
+  if (!kernel) {
+    throw BackendError(fmt::format("CUDA backend: {} was given a kernel that another backend compiled", call));
   }
-  if (!worker_) restart_worker("an earlier failure to restart it");
+  return *kernel;
+}
 
+std::shared_ptr<const LoadedProgram> CudaBackend::program_of(const CudaKernel& kernel, const char* call) const {
+  std::shared_ptr<const LoadedProgram> loaded = current_program();
+  if (!loaded) throw BackendError(fmt::format("CUDA backend: {} needs a program; call load() first", call));
+  if (kernel.program_generation != loaded->generation) {
+    throw BackendError(fmt::format("CUDA backend: {} was given a kernel compiled for a program loaded earlier", call));
+  }
+  return loaded;
+}
+
+RunRequest CudaBackend::request_for(const CudaKernel& kernel, const LoadedProgram& loaded,
+                                    const KernelInstance& instance, const RunOptions& options) const {
   RunRequest request;
-  request.key = kernel->cache_key;
-  request.symbol = kernel->cubin->symbol;
-  request.kernel_name = loaded->program.kernel_name;
-  request.image = kernel->cubin->image;
+  request.key = kernel.cache_key;
+  request.symbol = kernel.cubin->symbol;
+  request.kernel_name = loaded.program.kernel_name;
+  request.image = kernel.cubin->image;
   request.instance = instance;
   request.options = options;
   request.threads = instance.grid[0] * instance.grid[1] * instance.grid[2] * instance.block[0] * instance.block[1] *
                     instance.block[2];
-  RunOutcome outcome = run_with_measurement_retry(
-      request, WorkerHandle{.run = [&](const RunRequest& r) { return worker_->run(r); },
-                            .death = [&] { return worker_->stop(); },
-                            .replace = [&](const std::string& reason) { restart_worker(reason); }});
+  return request;
+}
+
+RunResult CudaBackend::run(const CompiledKernel& compiled, const KernelInstance& instance, const RunOptions& options) {
+  const CudaKernel& kernel = ours(compiled, "run()");
+  std::lock_guard device_lock(device_mutex_);
+  const std::shared_ptr<const LoadedProgram> loaded = program_of(kernel, "run()");
+  return exchange(*loaded, request_for(kernel, *loaded, instance, options));
+}
+
+// One launch on the application's data in the worker (worker::stage_launch_data): the
+// worker writes the inputs over the arguments, launches once, restores nothing and reads the
+// outputs back through the shared memory's application area.
+RunResult CudaBackend::launch(const CompiledKernel& compiled, const KernelInstance& instance, const LaunchData& data,
+                              double timeout_ms) {
+  const CudaKernel& kernel = ours(compiled, "launch()");
+  std::lock_guard device_lock(device_mutex_);
+  const std::shared_ptr<const LoadedProgram> loaded = program_of(kernel, "launch()");
+  RunRequest request = request_for(kernel, *loaded, instance, {});
+  worker::stage_launch_data(layout_, memory_, data, timeout_ms, request);
+  RunResult result = exchange(*loaded, request);
+  if (result.status == Status::Ok) worker::deliver_launch_outputs(layout_, memory_, data);
+  return result;
+}
+
+RunResult CudaBackend::exchange(const LoadedProgram& loaded, const RunRequest& request) {
+  if (!worker_) restart_worker("an earlier failure to restart it");
+  bool hung = false;
+  RunOutcome outcome;
+  try {
+    outcome = run_with_measurement_retry(
+        request, WorkerHandle{.run = [&](const RunRequest& r) { return worker_->run(r); },
+                              .death =
+                                  [&] {
+                                    hung = worker_->hung();
+                                    return worker_->stop();
+                                  },
+                              .replace = [&](const std::string& reason) { restart_worker(reason); }});
+  } catch (const Interrupted&) {
+    worker_.reset();  // ended; the next run starts a new one
+    throw;
+  }
   std::optional<RunReply>& reply = outcome.reply;
 
   RunResult result;
   if (!reply) {
-    result.status = Status::LaunchError;
+    result.status = hung ? Status::Timeout : Status::LaunchError;
     result.message = fmt::format(
-        "the CUDA worker process died during the launch of '{}' (configuration {}): {}; "
-        "a new worker was started",
-        loaded->program.kernel_name, instance.config_index, outcome.death);
+        "the CUDA worker process {} during the launch of '{}' (configuration {}): {}; a new worker was started",
+        hung ? "stopped answering" : "died", loaded.program.kernel_name, request.instance.config_index, outcome.death);
     return result;
   }
   result.status = reply->status;
   result.message = std::move(reply->message);
+  result.independent_of_configuration = reply->independent_of_configuration;
   if (!reply->samples_ms.empty()) result.time = TimingStats::from_samples(std::move(reply->samples_ms));
   if (reply->outputs_written) result.outputs = output_views();
   // Asked for counters or energy on a machine that cannot measure them: an error for the
@@ -248,6 +310,7 @@ RunResult CudaBackend::run(const CompiledKernel& compiled, const KernelInstance&
   result.profiling_ms = reply->profiling_ms;
   result.profiling_passes = reply->profiling_passes;
   result.energy = reply->energy;
+  result.conditions = std::move(reply->conditions);
   result.warnings = std::move(reply->warnings);
   if (reply->context_lost) {
     result.message += reply->status == Status::Timeout
@@ -256,12 +319,6 @@ RunResult CudaBackend::run(const CompiledKernel& compiled, const KernelInstance&
     restart_worker(to_string(reply->status));
   }
   return result;
-}
-
-// A worker is this program run again with kWorkerVariable set (worker.hpp): it serves the
-// device from here, before main(), and never returns.
-[[gnu::constructor]] void serve_if_started_as_worker() {
-  if (std::getenv(kWorkerVariable)) serve_as_worker();
 }
 
 }  // namespace

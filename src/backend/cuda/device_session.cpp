@@ -74,6 +74,25 @@ void DeviceSession::read_buffer(std::size_t index, std::span<std::byte> destinat
         fmt::format("reading output '{}'", argument.name));
 }
 
+void DeviceSession::write_buffer(std::size_t index, std::span<const std::byte> source) {
+  const DeviceArgument& argument = arguments_.at(index);
+  if (source.size() != argument.bytes) {
+    throw BackendError(fmt::format("argument '{}' has {} bytes, the data written to it {}", argument.name,
+                                   argument.bytes, source.size()));
+  }
+  if (!argument.working) return;  // empty
+  check(driver().cuMemcpyHtoDAsync(argument.working.get(), source.data(), argument.bytes, stream()),
+        "cuMemcpyHtoDAsync", fmt::format("writing argument '{}'", argument.name));
+}
+
+void DeviceSession::set_scalar(std::size_t index, std::span<const std::byte> value) {
+  DeviceArgument& argument = arguments_.at(index);
+  if (argument.is_buffer || value.size() != argument.bytes) {
+    throw BackendError(fmt::format("argument '{}' is not a scalar of {} bytes", argument.name, value.size()));
+  }
+  std::memcpy(argument.scalar.data(), value.data(), value.size());
+}
+
 CUfunction DeviceSession::function(const std::string& key, const std::vector<char>& image, const std::string& symbol) {
   if (LoadedModule* loaded = modules_.find(key)) return loaded->function;
   const std::string what = fmt::format("kernel '{}'", symbol);

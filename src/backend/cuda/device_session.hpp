@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "backend/cuda/driver_api.hpp"
-#include "backend/cuda/lru_cache.hpp"
+#include "backend/worker/lru_cache.hpp"
 #include "steer/spec.hpp"
 
 namespace steer::cuda {
@@ -40,10 +40,17 @@ class DeviceSession {
   // Copies argument `index`'s working copy (a buffer) to `destination`, which has its size.
   // The stream must be idle.
   void read_buffer(std::size_t index, std::span<std::byte> destination) const;
+  // Copies `source`, of its size, over argument `index`'s working copy (a buffer), queued on
+  // the stream: an application's data for its launch (Backend::launch).
+  void write_buffer(std::size_t index, std::span<const std::byte> source);
+  // Passes scalar argument `index` as `value` (of its type's size) from now on.
+  void set_scalar(std::size_t index, std::span<const std::byte> value);
 
   // The kernel `symbol` of a cubin, loading the module on first use. Keeps the most
   // recently used modules loaded; `key` identifies the cubin.
   CUfunction function(const std::string& key, const std::vector<char>& image, const std::string& symbol);
+  // Whether the module of cubin `key` is loaded.
+  bool holds_module(const std::string& key) { return modules_.find(key) != nullptr; }
 
   CUcontext context() const noexcept { return context_.get(); }
   CUstream stream() const noexcept { return stream_.get(); }
@@ -74,7 +81,7 @@ class DeviceSession {
   Event start_, stop_;
   std::vector<DeviceArgument> arguments_;
   std::vector<void*> parameters_;
-  LruCache<LoadedModule> modules_;
+  worker::LruCache<LoadedModule> modules_;
 };
 
 }  // namespace steer::cuda

@@ -30,8 +30,8 @@ namespace steer::cuda {
   X(cuCtxCreate) X(cuCtxDestroy) X(cuCtxSynchronize)                                        \
   X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)                              \
   X(cuFuncGetAttribute) X(cuFuncSetAttribute)                                               \
-  X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoDAsync)           \
-  X(cuMemHostRegister)                                                                      \
+  X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoH)           \
+  X(cuMemcpyDtoDAsync) X(cuMemHostRegister)                                                 \
   X(cuStreamCreate) X(cuStreamDestroy)                                                      \
   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventQuery) X(cuEventElapsedTime) \
   X(cuLaunchKernel)

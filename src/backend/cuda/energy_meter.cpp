@@ -1,6 +1,5 @@
 #include "backend/cuda/energy_meter.hpp"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,88 +9,11 @@
 #include <thread>
 #include <vector>
 
+#include "backend/cuda/nvml_api.hpp"
 #include "steer/error.hpp"
 
 namespace steer::cuda {
 namespace {
-
-// The parts of nvml.h used here (NVML's ABI is stable: these are the documented types).
-using NvmlDevice = struct NvmlDeviceOpaque*;
-using NvmlReturn = int;
-constexpr NvmlReturn kNvmlSuccess = 0;
-constexpr int kNvmlTotalPowerSamples = 0;  // nvmlSamplingType_t NVML_TOTAL_POWER_SAMPLES
-constexpr int kNvmlClockSm = 1;            // nvmlClockType_t NVML_CLOCK_SM
-constexpr int kNvmlTemperatureGpu = 0;     // nvmlTemperatureSensors_t NVML_TEMPERATURE_GPU
-enum NvmlValueType { kDouble = 0, kUnsignedInt = 1, kUnsignedLong = 2, kUnsignedLongLong = 3, kSignedLongLong = 4,
-                     kSignedInt = 5, kUnsignedShort = 6 };
-union NvmlValue {
-  double d;
-  unsigned int ui;
-  unsigned long ul;
-  unsigned long long ull;
-  signed long long sll;
-  signed int si;
-  unsigned short us;
-};
-struct NvmlSample {
-  unsigned long long timestamp_us;  // CPU wall clock (microseconds since the epoch)
-  NvmlValue value;                  // power in mW
-};
-
-struct NvmlApi {
-  NvmlReturn (*init)() = nullptr;
-  NvmlReturn (*handle_by_bus_id)(const char*, NvmlDevice*) = nullptr;
-  NvmlReturn (*total_energy)(NvmlDevice, unsigned long long*) = nullptr;  // mJ
-  NvmlReturn (*samples)(NvmlDevice, int, unsigned long long, int*, unsigned int*, NvmlSample*) = nullptr;
-  NvmlReturn (*clock)(NvmlDevice, int, unsigned int*) = nullptr;          // MHz
-  NvmlReturn (*temperature)(NvmlDevice, int, unsigned int*) = nullptr;    // °C
-  const char* (*error_string)(NvmlReturn) = nullptr;
-};
-
-struct LoadedNvml {
-  std::optional<NvmlApi> api;
-  std::string problem;
-};
-
-LoadedNvml load_nvml() {
-  void* library = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!library) {
-    const char* reason = dlerror();
-    return {std::nullopt, fmt::format("energy measurement needs NVML (libnvidia-ml.so.1, part of the NVIDIA "
-                                      "driver), which could not be loaded: {}",
-                                      reason ? reason : "unknown reason")};
-  }
-  NvmlApi api;
-  std::string missing;
-  auto resolve = [&](auto& pointer, const char* name) {
-    pointer = reinterpret_cast<std::remove_reference_t<decltype(pointer)>>(dlsym(library, name));
-    if (!pointer) missing += missing.empty() ? name : fmt::format(", {}", name);
-  };
-  resolve(api.init, "nvmlInit_v2");
-  resolve(api.handle_by_bus_id, "nvmlDeviceGetHandleByPciBusId_v2");
-  resolve(api.total_energy, "nvmlDeviceGetTotalEnergyConsumption");
-  resolve(api.samples, "nvmlDeviceGetSamples");
-  resolve(api.clock, "nvmlDeviceGetClockInfo");
-  resolve(api.temperature, "nvmlDeviceGetTemperature");
-  resolve(api.error_string, "nvmlErrorString");
-  if (!missing.empty()) return {std::nullopt, fmt::format("the NVML library is too old: it lacks {}", missing)};
-  if (NvmlReturn r = api.init(); r != kNvmlSuccess) {
-    return {std::nullopt, fmt::format("nvmlInit_v2 failed: {}", api.error_string(r))};
-  }
-  return {std::move(api), {}};
-}
-
-const NvmlApi& nvml() {
-  static const LoadedNvml loaded = load_nvml();
-  if (!loaded.api) throw BackendError(loaded.problem);
-  return *loaded.api;
-}
-
-void check_nvml(NvmlReturn result, const char* call, const std::string& bus_id) {
-  if (result != kNvmlSuccess) {
-    throw BackendError(fmt::format("{} failed for the GPU at {}: {}", call, bus_id, nvml().error_string(result)));
-  }
-}
 
 std::uint64_t wall_clock_us() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
@@ -135,11 +57,7 @@ struct PowerTrace {
 
 }  // namespace
 
-EnergyMeter::EnergyMeter(const std::string& pci_bus_id) : bus_id_(pci_bus_id) {
-  NvmlDevice device = nullptr;
-  check_nvml(nvml().handle_by_bus_id(pci_bus_id.c_str(), &device), "nvmlDeviceGetHandleByPciBusId_v2", bus_id_);
-  device_ = device;
-}
+EnergyMeter::EnergyMeter(const std::string& pci_bus_id) : device_(nvml_device(pci_bus_id)), bus_id_(pci_bus_id) {}
 
 EnergyStats EnergyMeter::measure(double window_s, double launch_ms, const std::function<void(int)>& launch_batch) {
   if (!(window_s > 0)) throw Error(fmt::format("the energy window must be positive, not {} s", window_s));

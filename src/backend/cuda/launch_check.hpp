@@ -7,16 +7,12 @@
 #include <optional>
 #include <string>
 
+#include "backend/worker/protocol.hpp"
 #include "steer/backend.hpp"
 
 namespace steer::cuda {
 
-struct DeviceLimits {
-  std::array<std::uint64_t, 3> max_block{1024, 1024, 64};
-  std::array<std::uint64_t, 3> max_grid{2147483647, 65535, 65535};
-  std::uint64_t max_threads_per_block = 1024;
-  std::uint64_t max_shared_per_block_optin = 48 * 1024;  // with the kernel's opt-in
-};
+using worker::DeviceLimits;
 
 // What the compiled kernel needs (cuFuncGetAttribute).
 struct KernelAttributes {

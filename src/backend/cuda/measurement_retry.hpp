@@ -9,9 +9,12 @@
 #include <optional>
 #include <string>
 
-#include "backend/cuda/worker_protocol.hpp"
+#include "backend/worker/protocol.hpp"
 
 namespace steer::cuda {
+
+using worker::RunReply;
+using worker::RunRequest;
 
 // One worker process, seen by the retry: `run` sends a request and returns the reply, or
 // nullopt when the worker died; `death` says how it died (after `run` gave nullopt);

@@ -1,13 +1,12 @@
-// The worker process's side: it owns the CUDA context, uploads the arguments once, and
-// for each request loads the cubin, checks the launch against the limits, warms up and
-// times the launches (inputs restored before each), and writes the outputs to the
-// shared memory. Single-threaded; it ends when the backend closes the channel, or after
-// a reply that says its CUDA is lost.
-#include <execinfo.h>
+// The CUDA backend's worker (steer-worker cuda): it owns the CUDA context, uploads the
+// arguments once, and for each request loads the cubin, checks the launch against the
+// limits, warms up and times the launches (inputs restored before each), and writes the
+// outputs to the shared memory; or, for an application's launch (Backend::launch), writes
+// its data over the arguments, launches once and reads its outputs back. Single-threaded;
+// the loop around it (worker/serve.hpp) ends it when the backend closes the channel, or
+// after a reply that says its CUDA is lost.
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <csignal>
 #include <cstdlib>
 
 #include <algorithm>
@@ -18,12 +17,13 @@
 #include <thread>
 
 #include "backend/cuda/cache_flush.hpp"
+#include "backend/cuda/device_monitor.hpp"
 #include "backend/cuda/device_session.hpp"
 #include "backend/cuda/driver_api.hpp"
 #include "backend/cuda/energy_meter.hpp"
 #include "backend/cuda/launch_check.hpp"
 #include "backend/cuda/range_profiler.hpp"
-#include "backend/cuda/worker.hpp"
+#include "backend/worker/serve.hpp"
 #include "steer/counters.hpp"
 #include "steer/device.hpp"
 
@@ -31,6 +31,13 @@ namespace steer::cuda {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using worker::DeviceLimits;
+using worker::Heartbeat;
+using worker::Hello;
+using worker::RunReply;
+using worker::RunRequest;
+using worker::Setup;
+using worker::SharedMemory;
 
 // A launch that ran past its time limit.
 class LaunchTimeout : public Error {
@@ -113,10 +120,13 @@ KernelAttributes kernel_attributes(CUfunction function) {
 
 // Waits for `event`, polling so that a kernel that runs too long can be given up on.
 // Spins briefly (most kernels finish within microseconds), then sleeps with backoff; the
-// host's wake-up latency does not enter the measurement, which the events make.
-void wait_for(CUevent event, Clock::time_point started, double timeout_ms, const std::string& what) {
+// host's wake-up latency does not enter the measurement, which the events make. Promises
+// the backend's watchdog to be done by the time limit.
+void wait_for(CUevent event, Clock::time_point started, double timeout_ms, const std::string& what,
+              Heartbeat& heartbeat) {
   const auto deadline =
       started + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(timeout_ms));
+  heartbeat.promise(deadline - Clock::now());
   const auto spin_until = Clock::now() + std::chrono::microseconds(200);
   auto pause = std::chrono::microseconds(50);
   for (;;) {
@@ -136,56 +146,49 @@ void wait_for(CUevent event, Clock::time_point started, double timeout_ms, const
   }
 }
 
-class Worker {
+class Worker final : public worker::DeviceServer {
  public:
-  Worker() : socket_(kWorkerSocketFd) {}
-
-  [[noreturn]] void serve() {
-    std::optional<MessageReader> message = receive_message(socket_.get());
-    if (!message) ::_exit(0);
-    const Setup setup = decode_setup(std::move(*message));
-    Hello hello;
-    try {
-      start(setup, hello);
-    } catch (const Error& e) {
-      hello.problem = e.what();
-    }
-    send_message(socket_.get(), encode(hello));
-    if (!hello.problem.empty()) ::_exit(0);
-
-    while ((message = receive_message(socket_.get()))) {
-      const RunReply reply = run(decode_run_request(std::move(*message)));
-      send_message(socket_.get(), encode(reply));
-      // A kernel may still be running, or CUDA refuses all work: only the end of this
-      // process releases the device. The backend starts a new worker.
-      if (reply.context_lost) ::_exit(0);
-    }
-    ::_exit(0);  // the backend closed the channel
-  }
-
- private:
-  void start(const Setup& setup, Hello& hello) {
+  void start(const Setup& setup, SharedMemory& memory, Hello& hello) override {
     const CUdevice device = open_device(setup.device, hello);
     device_ = device;
     device_index_ = setup.device;
     limits_ = hello.limits;
     session_.emplace(device);
     if (!setup.has_program) return;
+    try {
+      char bus_id[64] = {};
+      check(driver().cuDeviceGetPCIBusId(bus_id, sizeof bus_id, device_), "cuDeviceGetPCIBusId");
+      monitor_.emplace(bus_id);
+    } catch (const Error&) {
+      // Without NVML a test records no clocks, power or temperature; it is measured all the same.
+    }
     slots_ = setup.layout.arguments;
-    memory_ = SharedMemory::map(kWorkerMemoryFd, setup.layout.total_bytes);
+    memory_ = &memory;
     // Page-locking the shared memory makes reading outputs back a DMA at full PCIe speed
     // instead of a staged copy (several times faster for gigabyte outputs). Pageable
-    // memory still works, so a refusal (e.g. a locked-memory limit) only costs speed.
-    if (!memory_.bytes().empty()) {
-      (void)driver().cuMemHostRegister(memory_.bytes().data(), memory_.bytes().size(), 0);
+    // memory still works, so a refusal (e.g. a locked-memory limit) only costs speed. The
+    // application area stays pageable: locking would allocate it, and only launch() uses it.
+    if (setup.layout.application_offset > 0) {
+      (void)driver().cuMemHostRegister(memory.bytes().data(), setup.layout.application_offset, 0);
     }
     std::vector<DeviceSession::ArgumentData> arguments;
-    for (const ArgumentSlot& slot : slots_) {
-      arguments.push_back({slot.name, slot.is_buffer, slot.type, memory_.bytes().subspan(slot.offset, slot.bytes)});
+    for (const worker::ArgumentSlot& slot : slots_) {
+      arguments.push_back({slot.name, slot.is_buffer, slot.type, memory.bytes().subspan(slot.offset, slot.bytes)});
     }
     session_->upload(arguments);
+    // The working copies hold the loaded arguments from the start: an application's launch
+    // restores nothing, and may give only some of them.
+    session_->restore_arguments();
   }
 
+  bool holds_image(const std::string& key) override { return session_ && session_->holds_module(key); }
+
+  RunReply run(const RunRequest& request, Heartbeat& heartbeat) override {
+    heartbeat_ = &heartbeat;
+    return run(request);
+  }
+
+ private:
   RunReply run(const RunRequest& request) {
     const std::string what =
         fmt::format("the launch of '{}' (configuration {})", request.kernel_name, request.instance.config_index);
@@ -207,6 +210,10 @@ class Worker {
                                           static_cast<int>(instance.shared_memory_bytes)),
               "cuFuncSetAttribute", "the dynamic shared memory limit");
       }
+      if (request.application) {
+        reply.samples_ms.push_back(launch_on_application_data(function, request, what));
+        return reply;
+      }
       for (int i = 0; i < options.warmup; ++i) launch(function, instance, options.timeout_ms, what);
       double total_ms = 0;
       // At least one timed launch, so that there is an output to read.
@@ -219,10 +226,11 @@ class Worker {
         reply.samples_ms.push_back(launch(function, instance, options.timeout_ms, what));
         total_ms += reply.samples_ms.back();
       }
+      if (monitor_) reply.conditions = monitor_->read();  // as the timed launches left the GPU
       if (options.read_outputs) {
         for (std::size_t i = 0; i < slots_.size(); ++i) {
           if (!slots_[i].output) continue;
-          session_->read_buffer(i, memory_.bytes().subspan(slots_[i].output_offset, slots_[i].bytes));
+          session_->read_buffer(i, memory_->bytes().subspan(slots_[i].output_offset, slots_[i].bytes));
         }
         reply.outputs_written = true;
       }
@@ -246,6 +254,46 @@ class Worker {
       reply = failed(Status::LaunchError, e.what() + details(), !session_->healthy());
     }
     return reply;
+  }
+
+  // One launch on the application's data (Backend::launch): the inputs it gives written over
+  // the arguments, nothing restored, the outputs it asks for read back into their slots of
+  // the shared memory's application area. Returns the kernel's time in ms.
+  double launch_on_application_data(CUfunction function, const RunRequest& request, const std::string& what) {
+    const auto marked = [](const std::vector<std::uint8_t>& flags, std::size_t i) {
+      return i < flags.size() && flags[i] != 0;
+    };
+    const auto application_bytes = [&](std::size_t i) {
+      return memory_->bytes().subspan(slots_[i].application_offset, slots_[i].bytes);
+    };
+    // Scalars the application gives are passed for this launch only.
+    const auto loaded_scalars_again = [&] {
+      for (std::size_t i = 0; i < slots_.size(); ++i) {
+        if (!slots_[i].is_buffer && marked(request.written, i)) {
+          session_->set_scalar(i, memory_->bytes().subspan(slots_[i].offset, slots_[i].bytes));
+        }
+      }
+    };
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      if (!marked(request.written, i)) continue;
+      if (slots_[i].is_buffer) {
+        session_->write_buffer(i, application_bytes(i));  // queued before the timed launch
+      } else {
+        session_->set_scalar(i, application_bytes(i));
+      }
+    }
+    double ms = 0;
+    try {
+      ms = launch(function, request.instance, request.options.timeout_ms, what, false);
+    } catch (...) {
+      loaded_scalars_again();
+      throw;
+    }
+    loaded_scalars_again();
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      if (marked(request.read, i)) session_->read_buffer(i, application_bytes(i));
+    }
+    return ms;
   }
 
   static RunReply failed(Status status, std::string message, bool context_lost) {
@@ -292,7 +340,7 @@ class Worker {
           // Every pass starts with cold caches, as in Nsight Compute (cache_flush.hpp).
           flush_->run(session_->stream(), [&] {
             check(driver().cuEventRecord(session_->stop_event(), session_->stream()), "cuEventRecord", what);
-            wait_for(session_->stop_event(), started, request.options.timeout_ms, what);
+            wait_for(session_->stop_event(), started, request.options.timeout_ms, what, *heartbeat_);
           });
         },
         [&] {
@@ -331,7 +379,7 @@ class Worker {
       const auto started = Clock::now();
       for (int i = 0; i < launches; ++i) enqueue(function, instance, what);
       check(driver().cuEventRecord(session_->stop_event(), session_->stream()), "cuEventRecord", what);
-      wait_for(session_->stop_event(), started, timeout_ms * launches, what);
+      wait_for(session_->stop_event(), started, timeout_ms * launches, what, *heartbeat_);
     });
   }
 
@@ -355,7 +403,7 @@ class Worker {
     check(api.cuEventRecord(session_->start_event(), session_->stream()), "cuEventRecord", what);
     enqueue(function, instance, what);
     check(api.cuEventRecord(session_->stop_event(), session_->stream()), "cuEventRecord", what);
-    wait_for(session_->stop_event(), started, timeout_ms, what);
+    wait_for(session_->stop_event(), started, timeout_ms, what, *heartbeat_);
     float elapsed_ms = 0;
     check(api.cuEventElapsedTime(&elapsed_ms, session_->start_event(), session_->stop_event()), "cuEventElapsedTime",
           what);
@@ -366,9 +414,9 @@ class Worker {
     return elapsed_ms;
   }
 
-  UniqueFd socket_;
-  SharedMemory memory_;
-  std::vector<ArgumentSlot> slots_;
+  SharedMemory* memory_ = nullptr;
+  Heartbeat* heartbeat_ = nullptr;
+  std::vector<worker::ArgumentSlot> slots_;
   DeviceLimits limits_;
   CUdevice device_ = 0;
   int device_index_ = 0;
@@ -377,37 +425,20 @@ class Worker {
   std::unique_ptr<RangeProfiler> profiler_;
   std::unique_ptr<CacheFlush> flush_;
   std::string profiler_problem_;
+  std::optional<DeviceMonitor> monitor_;
   std::unique_ptr<EnergyMeter> meter_;
   std::string meter_problem_;
   std::set<std::string> warned_;  // dropped metrics already reported
 };
 
 }  // namespace
-
-namespace {
-
-// A crash inside a library (the driver, CUPTI) ends the worker; say where on standard
-// error before the default action, so the backend's "killed by signal" has a trail.
-extern "C" void on_fatal_signal(int signal) {
-  static const char header[] = "steer CUDA worker: fatal signal; backtrace:\n";
-  (void)!::write(STDERR_FILENO, header, sizeof header - 1);
-  void* frames[64];
-  const int count = ::backtrace(frames, 64);
-  ::backtrace_symbols_fd(frames, count, STDERR_FILENO);
-  std::signal(signal, SIG_DFL);
-  std::raise(signal);
-}
-
-}  // namespace
-
-void serve_as_worker() {
-  for (int signal : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) std::signal(signal, on_fatal_signal);
-  try {
-    Worker().serve();
-  } catch (...) {
-    // The backend sees the channel close and reports that the worker died.
-  }
-  ::_exit(1);
-}
-
 }  // namespace steer::cuda
+
+namespace steer::worker {
+
+void serve_cuda_worker() {
+  cuda::Worker device;
+  serve(device);
+}
+
+}  // namespace steer::worker

@@ -1,25 +1,38 @@
-// The OpenCL backend, through the ICD loader and the OpenCL 1.2 API.
+// The OpenCL backend, through the ICD loader and the OpenCL 1.2 API: the compiler runs in
+// this process, the kernels in a worker process (backend/worker/process.hpp says why, and
+// opencl_worker.cpp what it does).
 //
-// load() creates a context and an in-order profiling queue and uploads every buffer
-// argument twice: the buffer the kernel sees, and a pristine copy it is restored from
-// (device to device) before every launch, so that every launch computes the same thing.
-// Buffers that start as zeros are restored with clEnqueueFillBuffer instead, which saves
-// the copy's memory. A CUDA-style dynamic shared memory size is passed to the kernel as
-// one extra trailing `__local` argument of that many bytes.
-#include <algorithm>
+// Threads. compile() builds the program in a context of this process's own (the API is
+// thread-safe, so any number of threads may compile while run() executes) and keeps the
+// program binary (CL_PROGRAM_BINARIES), which the worker builds its kernel from. load(),
+// run() and launch() are serialised by one lock.
+//
+// Data. load() writes the arguments into a memory file shared with the worker, which
+// uploads them once; outputs come back through the same file. So does an application's
+// data for launch(): written into the file's application area, written to the device by the
+// worker before the launch, read back into the area after it.
+//
+// Failures. A launch beyond the device's limits (work-group size, local memory) and a kernel
+// whose parameters do not match the arguments are reported before anything is launched. A
+// launch that does not finish in time, or that fails, ends the worker (it cannot be taken
+// back from an OpenCL queue); so does a kernel that crashes it (a wild write on a CPU
+// device). The backend then starts a new worker, which uploads the arguments again, and the
+// configuration is recorded as a timeout or a launch error.
+#include <fmt/format.h>
+
 #include <array>
 #include <chrono>
-#include <condition_variable>
+#include <cstring>
+#include <functional>
 #include <memory>
-#include <atomic>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "backend/opencl/opencl_api.hpp"
+#include "backend/opencl/opencl_device.hpp"
+#include "backend/worker/process.hpp"
 #include "steer/backend.hpp"
 
 namespace steer {
@@ -27,6 +40,11 @@ namespace {
 
 using namespace opencl;
 using Clock = std::chrono::steady_clock;
+using worker::RunReply;
+using worker::RunRequest;
+using worker::SharedLayout;
+using worker::SharedMemory;
+using worker::WorkerProcess;
 
 double elapsed_ms(Clock::time_point since) {
   return std::chrono::duration<double, std::milli>(Clock::now() - since).count();
@@ -42,156 +60,83 @@ std::string describe_size(const std::array<std::uint64_t, 3>& size) {
   return fmt::format("{}×{}×{}", size[0], size[1], size[2]);
 }
 
-struct DeviceBuffer {
-  std::size_t bytes = 0;
-  Buffer working;   // what the kernel sees
-  Buffer pristine;  // initial contents; empty when the buffer starts as zeros
-};
-
-// One kernel argument as clSetKernelArg wants it.
-struct ArgumentBinding {
-  std::string name;
-  std::size_t buffer = 0;        // index into LoadedProgram::buffers, when a buffer
-  bool is_buffer = true;
-  bool output = false;
-  std::vector<std::byte> value;  // scalar bytes
-};
-
-// What load() creates. Compiled kernels share it, so a kernel keeps its context, queue
-// and buffers alive even if load() is called again.
+// The program of the last load(), shared with the compiles that use it.
 struct LoadedProgram {
-  Context context;
-  CommandQueue queue;
   std::string source;
   std::string source_name;
   std::string kernel_name;
   std::string base_options;  // compiler options and include directories
-  std::vector<DeviceBuffer> buffers;
-  std::vector<ArgumentBinding> arguments;
+  struct Argument {
+    std::string name;
+    bool is_buffer = true;
+    ElementType type = ElementType::F32;
+  };
+  std::vector<Argument> arguments;
+  std::uint64_t generation = 0;  // tells kernels of an earlier load() apart
+  std::size_t source_hash = 0;
 };
 
-// Extra time allowed to a kernel's first launch, for implementations that compile then.
-constexpr double kFirstLaunchCompileMs = 120'000;
+// A kernel parameter as the compiler reports it (CL_KERNEL_ARG_*).
+struct Parameter {
+  std::string name;
+  std::string type;
+};
 
 class OpenclKernel final : public CompiledKernel {
  public:
-  std::shared_ptr<const LoadedProgram> program;
-  ProgramObject program_object;
-  Kernel kernel;
+  std::vector<char> binary;  // CL_PROGRAM_BINARIES, for the worker
+  std::string cache_key;
+  std::uint64_t program_generation = 0;
   std::size_t max_work_group_size = 0;  // CL_KERNEL_WORK_GROUP_SIZE, as reported
   cl_ulong static_local_bytes = 0;      // CL_KERNEL_LOCAL_MEM_SIZE
-  mutable std::atomic<bool> launched{false};  // whether run() has launched it before
+  std::vector<Parameter> parameters;    // names and types empty where the compiler keeps none
 };
 
-// OpenCL has no timed wait, so a completion callback signals a condition variable. The
-// state is shared with the callback, which may fire after a timed-out wait has returned.
-struct Completion {
-  std::mutex mutex;
-  std::condition_variable done_signal;
-  bool done = false;
-  cl_int status = CL_COMPLETE;
-};
-
-void CL_CALLBACK on_event_complete(cl_event, cl_int status, void* user_data) {
-  auto* completion = static_cast<std::shared_ptr<Completion>*>(user_data);
-  {
-    std::lock_guard lock((*completion)->mutex);
-    (*completion)->done = true;
-    (*completion)->status = status;
+// The kernel's parameters in the words of an error message: "(float* out, int n)", or
+// nothing where the compiler keeps no names.
+std::string describe_parameters(const std::vector<Parameter>& parameters) {
+  std::string names;
+  for (const Parameter& p : parameters) {
+    if (p.name.empty()) return {};
+    names += fmt::format("{}{}{}", names.empty() ? "" : ", ", p.type.empty() ? "" : p.type + " ", p.name);
   }
-  (*completion)->done_signal.notify_all();
-  delete completion;
+  return " (" + names + ")";
 }
 
-// The event's final execution status (CL_COMPLETE or a negative error), or nullopt if it
-// did not finish within `timeout_ms`.
-std::optional<cl_int> wait_for_event(cl_command_queue queue, cl_event event, double timeout_ms) {
-  auto completion = std::make_shared<Completion>();
-  auto* callback_reference = new std::shared_ptr<Completion>(completion);
-  if (cl_int error = clSetEventCallback(event, CL_COMPLETE, on_event_complete, callback_reference);
-      error != CL_SUCCESS) {
-    delete callback_reference;
-    throw_error("clSetEventCallback", error);
+// The size of an OpenCL C scalar type, 0 for one whose size this table does not know.
+std::size_t opencl_scalar_size(std::string_view type) {
+  for (const std::string_view prefix : {"const ", "unsigned "}) {
+    if (type.starts_with(prefix)) type.remove_prefix(prefix.size());
   }
-  check(clFlush(queue), "clFlush");
-  std::unique_lock lock(completion->mutex);
-  if (!completion->done_signal.wait_for(lock, std::chrono::duration<double, std::milli>(timeout_ms),
-                                        [&] { return completion->done; }))
-    return std::nullopt;
-  return completion->status;
+  if (type == "char" || type == "uchar" || type == "bool") return 1;
+  if (type == "short" || type == "ushort" || type == "half") return 2;
+  if (type == "int" || type == "uint" || type == "float") return 4;
+  if (type == "long" || type == "ulong" || type == "double") return 8;
+  return 0;
 }
 
-double event_duration_ms(cl_event event) {
-  cl_ulong start = 0, end = 0;
-  check(clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr),
-        "clGetEventProfilingInfo", "CL_PROFILING_COMMAND_START");
-  check(clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr),
-        "clGetEventProfilingInfo", "CL_PROFILING_COMMAND_END");
-  return static_cast<double>(end - start) * 1e-6;
-}
-
-struct DeviceChoice {
-  cl_platform_id platform = nullptr;
-  cl_device_id device = nullptr;
-};
-
-DeviceChoice choose_device(const BackendOptions& options) {
-  cl_uint platform_count = 0;
-  check(clGetPlatformIDs(0, nullptr, &platform_count), "clGetPlatformIDs",
-        "no OpenCL platform: is an ICD (e.g. pocl-opencl-icd) installed?");
-  std::vector<cl_platform_id> platforms(platform_count);
-  check(clGetPlatformIDs(platform_count, platforms.data(), nullptr), "clGetPlatformIDs");
-  if (options.platform >= static_cast<int>(platform_count))
-    throw BackendError(fmt::format("OpenCL platform {} does not exist: {} platform(s) found",
-                                   options.platform, platform_count));
-
-  std::vector<DeviceChoice> candidates;
-  std::string listing;
-  for (cl_uint p = 0; p < platform_count; ++p) {
-    if (options.platform >= 0 && static_cast<int>(p) != options.platform) continue;
-    cl_uint device_count = 0;
-    cl_int error = clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 0, nullptr, &device_count);
-    if (error == CL_DEVICE_NOT_FOUND) continue;
-    check(error, "clGetDeviceIDs");
-    std::vector<cl_device_id> devices(device_count);
-    check(clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, device_count, devices.data(), nullptr),
-          "clGetDeviceIDs");
-    for (cl_device_id device : devices) {
-      listing += fmt::format("\n  {}: {} ({})", candidates.size(), device_string(device, CL_DEVICE_NAME, "CL_DEVICE_NAME"),
-                             platform_string(platforms[p], CL_PLATFORM_NAME, "CL_PLATFORM_NAME"));
-      candidates.push_back({platforms[p], device});
-    }
-  }
-  if (options.device < 0 || options.device >= static_cast<int>(candidates.size()))
-    throw BackendError(fmt::format("OpenCL device {} does not exist; devices{}:{}", options.device,
-                                   options.platform >= 0 ? fmt::format(" of platform {}", options.platform) : "",
-                                   listing.empty() ? " none" : listing));
-  return candidates[static_cast<std::size_t>(options.device)];
+std::string kernel_string(cl_kernel kernel, cl_uint index, cl_kernel_arg_info what) {
+  std::size_t bytes = 0;
+  if (clGetKernelArgInfo(kernel, index, what, 0, nullptr, &bytes) != CL_SUCCESS) return {};
+  std::string text(bytes, '\0');
+  if (clGetKernelArgInfo(kernel, index, what, bytes, text.data(), nullptr) != CL_SUCCESS) return {};
+  while (!text.empty() && text.back() == '\0') text.pop_back();
+  return text;
 }
 
 class OpenclBackend final : public Backend {
  public:
-  explicit OpenclBackend(const BackendOptions& options) {
+  explicit OpenclBackend(const BackendOptions& options) : options_(options) {
     const DeviceChoice choice = choose_device(options);
     platform_ = choice.platform;
     device_ = choice.device;
     max_work_item_sizes_ = device_max_work_item_sizes(device_);
-    local_memory_bytes_ = device_value<cl_ulong>(device_, CL_DEVICE_LOCAL_MEM_SIZE, "CL_DEVICE_LOCAL_MEM_SIZE");
-
-    info_.backend = "opencl";
-    info_.name = device_string(device_, CL_DEVICE_NAME, "CL_DEVICE_NAME");
-    info_.vendor = device_string(device_, CL_DEVICE_VENDOR, "CL_DEVICE_VENDOR");
-    info_.multiprocessors = static_cast<int>(
-        device_value<cl_uint>(device_, CL_DEVICE_MAX_COMPUTE_UNITS, "CL_DEVICE_MAX_COMPUTE_UNITS"));
-    info_.global_memory_bytes =
-        device_value<cl_ulong>(device_, CL_DEVICE_GLOBAL_MEM_SIZE, "CL_DEVICE_GLOBAL_MEM_SIZE");
-    info_.max_shared_memory_per_block = local_memory_bytes_;
-    info_.max_threads_per_block = static_cast<int>(
-        device_value<std::size_t>(device_, CL_DEVICE_MAX_WORK_GROUP_SIZE, "CL_DEVICE_MAX_WORK_GROUP_SIZE"));
-    info_.driver_version = device_string(device_, CL_DRIVER_VERSION, "CL_DRIVER_VERSION");
-    cl_device_type type = 0;
-    check(clGetDeviceInfo(device_, CL_DEVICE_TYPE, sizeof type, &type, nullptr), "clGetDeviceInfo", "CL_DEVICE_TYPE");
-    info_.runs_on_host_cores = (type & CL_DEVICE_TYPE_CPU) != 0;
+    info_ = describe_device(device_);
+    cl_int error = CL_SUCCESS;
+    const cl_context_properties properties[] = {CL_CONTEXT_PLATFORM,
+                                                reinterpret_cast<cl_context_properties>(platform_), 0};
+    compile_context_ = Context(clCreateContext(properties, 1, &device_, nullptr, nullptr, &error));
+    check(error, "clCreateContext", info_.name);
   }
 
   DeviceInfo device() const override { return info_; }
@@ -201,281 +146,235 @@ class OpenclBackend final : public Backend {
       throw BackendError(fmt::format("the OpenCL backend cannot run {} source '{}'", to_string(program.language),
                                      program.source_name));
     auto loaded = std::make_shared<LoadedProgram>();
-    cl_int error = CL_SUCCESS;
-    const cl_context_properties properties[] = {CL_CONTEXT_PLATFORM,
-                                                reinterpret_cast<cl_context_properties>(platform_), 0};
-    loaded->context = Context(clCreateContext(properties, 1, &device_, nullptr, nullptr, &error));
-    check(error, "clCreateContext", info_.name);
-    loaded->queue = CommandQueue(clCreateCommandQueue(loaded->context.get(), device_, CL_QUEUE_PROFILING_ENABLE, &error));
-    check(error, "clCreateCommandQueue", info_.name);
-
     loaded->source = program.source;
     loaded->source_name = program.source_name;
     loaded->kernel_name = program.kernel_name;
+    loaded->source_hash = std::hash<std::string>{}(program.source);
+    // Parameter names and types, for messages about arguments the kernel does not take.
+    loaded->base_options = "-cl-kernel-arg-info ";
     for (const auto& option : program.compiler_options) loaded->base_options += option + ' ';
     for (const auto& directory : program.include_dirs) loaded->base_options += fmt::format("-I {} ", directory);
-
-    for (const auto& argument : program.arguments) {
-      ArgumentBinding binding{.name = argument.name, .is_buffer = argument.is_buffer, .output = argument.output};
-      if (argument.is_buffer) {
-        binding.buffer = loaded->buffers.size();
-        loaded->buffers.push_back(upload(loaded->context.get(), argument));
-      } else {
-        binding.value = argument.data;
-      }
-      loaded->arguments.push_back(std::move(binding));
+    for (const HostArgument& argument : program.arguments) {
+      loaded->arguments.push_back({argument.name, argument.is_buffer, argument.type});
     }
 
-    std::lock_guard lock(loaded_mutex_);
-    loaded_ = std::move(loaded);
+    SharedLayout layout = worker::layout_arguments(program.arguments);
+    SharedMemory memory = worker::share_arguments(program.arguments, layout, "steer-opencl-arguments");
+
+    std::lock_guard device_lock(device_mutex_);
+    {
+      // Until the new worker holds the new arguments, no kernel may run.
+      std::lock_guard lock(program_mutex_);
+      program_.reset();
+      loaded->generation = next_generation_++;
+    }
+    worker_.reset();
+    worker_ = std::make_unique<WorkerProcess>("opencl", setup(layout), &memory);
+    memory_ = std::move(memory);
+    layout_ = std::move(layout);
+    std::lock_guard lock(program_mutex_);
+    program_ = std::move(loaded);
   }
 
   std::unique_ptr<CompiledKernel> compile(const KernelInstance& instance) override {
     const auto start = Clock::now();
+    std::shared_ptr<const LoadedProgram> loaded = current_program();
+    if (!loaded) throw BackendError("OpenCL backend: compile() needs a program; call load() first");
+    const LoadedProgram& program = *loaded;
     auto result = std::make_unique<OpenclKernel>();
-    result->program = loaded_program();
-    const LoadedProgram& program = *result->program;
+    result->program_generation = program.generation;
 
     std::string options = program.base_options;
     for (const auto& [name, value] : instance.defines) options += fmt::format("-D {}={} ", name, value);
+    result->cache_key = fmt::format("{:016x}\n{}\n{}", program.source_hash, program.kernel_name, options);
 
     cl_int error = CL_SUCCESS;
     const char* text = program.source.c_str();
     const std::size_t length = program.source.size();
-    result->program_object = ProgramObject(clCreateProgramWithSource(program.context.get(), 1, &text, &length, &error));
+    ProgramObject built(clCreateProgramWithSource(compile_context_.get(), 1, &text, &length, &error));
     check(error, "clCreateProgramWithSource", program.source_name);
 
-    error = clBuildProgram(result->program_object.get(), 1, &device_, options.c_str(), nullptr, nullptr);
-    result->log = build_log(result->program_object.get());
+    error = clBuildProgram(built.get(), 1, &device_, options.c_str(), nullptr, nullptr);
+    result->log = build_log(built.get());
     if (error == CL_BUILD_PROGRAM_FAILURE || error == CL_INVALID_BUILD_OPTIONS)
       throw CompileError(fmt::format("OpenCL build of {} failed: {}\ndefines: {}\noptions: {}\n{}", program.source_name,
                                      error_name(error), describe_defines(instance), options, result->log));
     check(error, "clBuildProgram", program.source_name);
 
-    result->kernel = Kernel(clCreateKernel(result->program_object.get(), program.kernel_name.c_str(), &error));
+    const Kernel kernel(clCreateKernel(built.get(), program.kernel_name.c_str(), &error));
     if (error == CL_INVALID_KERNEL_NAME)
       throw CompileError(fmt::format("{} has no kernel '{}' (defines: {})", program.source_name, program.kernel_name,
                                      describe_defines(instance)));
     check(error, "clCreateKernel", program.kernel_name);
 
-    check(clGetKernelWorkGroupInfo(result->kernel.get(), device_, CL_KERNEL_WORK_GROUP_SIZE,
-                                   sizeof result->max_work_group_size, &result->max_work_group_size, nullptr),
+    check(clGetKernelWorkGroupInfo(kernel.get(), device_, CL_KERNEL_WORK_GROUP_SIZE, sizeof result->max_work_group_size,
+                                   &result->max_work_group_size, nullptr),
           "clGetKernelWorkGroupInfo", "CL_KERNEL_WORK_GROUP_SIZE");
-    check(clGetKernelWorkGroupInfo(result->kernel.get(), device_, CL_KERNEL_LOCAL_MEM_SIZE,
-                                   sizeof result->static_local_bytes, &result->static_local_bytes, nullptr),
+    check(clGetKernelWorkGroupInfo(kernel.get(), device_, CL_KERNEL_LOCAL_MEM_SIZE, sizeof result->static_local_bytes,
+                                   &result->static_local_bytes, nullptr),
           "clGetKernelWorkGroupInfo", "CL_KERNEL_LOCAL_MEM_SIZE");
+    cl_uint parameters = 0;
+    check(clGetKernelInfo(kernel.get(), CL_KERNEL_NUM_ARGS, sizeof parameters, &parameters, nullptr), "clGetKernelInfo",
+          "CL_KERNEL_NUM_ARGS");
+    for (cl_uint p = 0; p < parameters; ++p) {
+      result->parameters.push_back({kernel_string(kernel.get(), p, CL_KERNEL_ARG_NAME),
+                                    kernel_string(kernel.get(), p, CL_KERNEL_ARG_TYPE_NAME)});
+    }
+    result->binary = program_binary(built.get());
     result->compile_ms = elapsed_ms(start);
     return result;
   }
 
   RunResult run(const CompiledKernel& compiled, const KernelInstance& instance, const RunOptions& options) override {
-    const auto* kernel = dynamic_cast<const OpenclKernel*>(&compiled);
-    if (kernel == nullptr) throw BackendError("OpenCL backend: run() got a kernel compiled by another backend");
+    const OpenclKernel& kernel = ours(compiled, "run()");
     // Said before anything runs, rather than tests that silently lack what was asked for.
     if (options.measure.counters || options.measure.energy) {
       throw BackendError(fmt::format("the OpenCL backend ({}) cannot measure {}: hardware counters and energy need "
                                      "the CUDA backend on an NVIDIA GPU (--backend cuda)",
                                      info_.name, options.measure.counters ? "hardware counters" : "energy"));
     }
-    const LoadedProgram& program = *kernel->program;
+    std::lock_guard device_lock(device_mutex_);
+    const std::shared_ptr<const LoadedProgram> loaded = program_of(kernel, "run()");
+    if (std::optional<RunResult> refused = refuse(kernel, *loaded, instance)) return *refused;
+    return exchange(kernel, *loaded, request_for(kernel, *loaded, instance, options));
+  }
 
-    std::lock_guard lock(run_mutex_);
-    // A launch that timed out earlier may still occupy the queue; let it drain.
-    check(clFinish(program.queue.get()), "clFinish");
-
-    if (auto problem = check_launch_limits(*kernel, instance)) return {.status = Status::LaunchError, .message = *problem};
-    if (auto problem = set_arguments(*kernel, instance)) return {.status = Status::LaunchError, .message = *problem};
-
-    std::array<std::size_t, 3> global{}, local{};
-    for (std::size_t d = 0; d < 3; ++d) {
-      global[d] = instance.grid[d] * instance.block[d];
-      local[d] = instance.block[d];
-    }
-
-    std::vector<double> samples;
-    double timed_ms = 0;
-    const auto timing_done = [&] {
-      if (samples.empty() || timed_ms < options.min_total_ms) return false;
-      if (options.max_total_ms > 0 && timed_ms >= options.max_total_ms) return true;
-      return static_cast<int>(samples.size()) >= options.repetitions;
-    };
-    for (int launch = 0; launch < options.warmup || !timing_done(); ++launch) {
-      restore_buffers(program);
-      cl_event raw_event = nullptr;
-      if (cl_int error = clEnqueueNDRangeKernel(program.queue.get(), kernel->kernel.get(), 3, nullptr, global.data(),
-                                                local.data(), 0, nullptr, &raw_event);
-          error != CL_SUCCESS)
-        return {.status = Status::LaunchError,
-                .message = fmt::format("clEnqueueNDRangeKernel: {} (grid {}, block {}){}", error_name(error),
-                                       describe_size(instance.grid), describe_size(instance.block),
-                                       launch_failure_note(*kernel, instance))};
-      const Event event(raw_event);
-      // Some implementations (PoCL) compile a kernel for its work-group size at its first
-      // launch, which can take seconds: that launch gets extra time, every later one the limit.
-      const bool first_ever = !kernel->launched.exchange(true);
-      const double limit_ms = first_ever ? options.timeout_ms + kFirstLaunchCompileMs : options.timeout_ms;
-      const std::optional<cl_int> status = wait_for_event(program.queue.get(), event.get(), limit_ms);
-      if (!status)
-        return {.status = Status::Timeout,
-                .message = fmt::format("the launch did not finish within the {} ms limit", options.timeout_ms)};
-      if (*status != CL_COMPLETE)
-        return {.status = Status::LaunchError,
-                .message = fmt::format("kernel execution failed: {}{}", error_name(*status),
-                                       launch_failure_note(*kernel, instance))};
-      if (launch >= options.warmup) {
-        samples.push_back(event_duration_ms(event.get()));
-        timed_ms += samples.back();
-      }
-    }
-    RunResult result{.time = TimingStats::from_samples(std::move(samples))};
-    if (options.read_outputs) result.outputs = read_outputs(program);
+  // One launch on the application's data, in the worker like every launch: the data travel
+  // through the shared memory's application area (worker::stage_launch_data), and the
+  // device's buffers keep what the launch left in them.
+  RunResult launch(const CompiledKernel& compiled, const KernelInstance& instance, const LaunchData& data,
+                   double timeout_ms) override {
+    const OpenclKernel& kernel = ours(compiled, "launch()");
+    std::lock_guard device_lock(device_mutex_);
+    const std::shared_ptr<const LoadedProgram> loaded = program_of(kernel, "launch()");
+    RunRequest request = request_for(kernel, *loaded, instance, {});
+    worker::stage_launch_data(layout_, memory_, data, timeout_ms, request);
+    if (std::optional<RunResult> refused = refuse(kernel, *loaded, instance)) return *refused;
+    RunResult result = exchange(kernel, *loaded, request);
+    if (result.status == Status::Ok) worker::deliver_launch_outputs(layout_, memory_, data);
     return result;
   }
 
-  RunResult launch(const CompiledKernel& compiled, const KernelInstance& instance, const LaunchData& data,
-                   double timeout_ms) override {
-    const auto* kernel = dynamic_cast<const OpenclKernel*>(&compiled);
-    if (kernel == nullptr) throw BackendError("OpenCL backend: launch() got a kernel compiled by another backend");
-    const LoadedProgram& program = *kernel->program;
-    check_launch_data(program, data);
-
-    std::lock_guard lock(run_mutex_);
-    if (auto problem = check_launch_limits(*kernel, instance)) return {.status = Status::LaunchError, .message = *problem};
-    if (auto problem = set_arguments(*kernel, instance, data.inputs)) {
-      return {.status = Status::LaunchError, .message = *problem};
-    }
-    cl_command_queue queue = program.queue.get();
-    // Writes, the launch and the reads are queued in order and waited for once, at the last.
-    for (std::size_t a = 0; a < program.arguments.size(); ++a) {
-      const ArgumentBinding& argument = program.arguments[a];
-      if (!argument.is_buffer || a >= data.inputs.size() || data.inputs[a].empty()) continue;
-      check(clEnqueueWriteBuffer(queue, program.buffers[argument.buffer].working.get(), CL_FALSE, 0,
-                                 data.inputs[a].size(), data.inputs[a].data(), 0, nullptr, nullptr),
-            "clEnqueueWriteBuffer", argument.name);
-    }
-    std::array<std::size_t, 3> global{}, local{};
-    for (std::size_t d = 0; d < 3; ++d) {
-      global[d] = instance.grid[d] * instance.block[d];
-      local[d] = instance.block[d];
-    }
-    cl_event raw_launch = nullptr;
-    if (cl_int error = clEnqueueNDRangeKernel(queue, kernel->kernel.get(), 3, nullptr, global.data(), local.data(), 0,
-                                              nullptr, &raw_launch);
-        error != CL_SUCCESS) {
-      clFinish(queue);  // the writes queued before it
-      return {.status = Status::LaunchError,
-              .message = fmt::format("clEnqueueNDRangeKernel: {} (grid {}, block {}){}", error_name(error),
-                                     describe_size(instance.grid), describe_size(instance.block),
-                                     launch_failure_note(*kernel, instance))};
-    }
-    const Event launched(raw_launch);
-    std::optional<Event> last_read;
-    std::size_t output = 0;
-    for (const ArgumentBinding& argument : program.arguments) {
-      if (!argument.is_buffer || !argument.output) continue;
-      const std::size_t o = output++;
-      if (o >= data.outputs.size() || data.outputs[o].empty()) continue;
-      cl_event raw_read = nullptr;
-      check(clEnqueueReadBuffer(queue, program.buffers[argument.buffer].working.get(), CL_FALSE, 0,
-                                data.outputs[o].size(), data.outputs[o].data(), 0, nullptr, &raw_read),
-            "clEnqueueReadBuffer", argument.name);
-      last_read.emplace(raw_read);
-    }
-    const bool first_ever = !kernel->launched.exchange(true);
-    const double limit_ms = first_ever ? timeout_ms + kFirstLaunchCompileMs : timeout_ms;
-    const std::optional<cl_int> status =
-        wait_for_event(queue, last_read ? last_read->get() : launched.get(), limit_ms);
-    if (!status) {
-      return {.status = Status::Timeout,
-              .message = fmt::format("the launch did not finish within the {} ms limit", timeout_ms)};
-    }
-    cl_int launch_status = CL_COMPLETE;
-    check(clGetEventInfo(launched.get(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof launch_status, &launch_status,
-                         nullptr),
-          "clGetEventInfo", "CL_EVENT_COMMAND_EXECUTION_STATUS");
-    if (launch_status != CL_COMPLETE || *status != CL_COMPLETE) {
-      return {.status = Status::LaunchError,
-              .message = fmt::format("kernel execution failed: {}{}",
-                                     error_name(launch_status != CL_COMPLETE ? launch_status : *status),
-                                     launch_failure_note(*kernel, instance))};
-    }
-    return {.time = TimingStats::from_samples({event_duration_ms(launched.get())})};
-  }
-
  private:
-  // The application's data must match the loaded arguments: one entry per argument (or
-  // none), each buffer's bytes exactly, a scalar's its size; outputs likewise.
-  static void check_launch_data(const LoadedProgram& program, const LaunchData& data) {
-    if (!data.inputs.empty() && data.inputs.size() != program.arguments.size()) {
-      throw BackendError(fmt::format("launch: {} inputs for a kernel of {} arguments", data.inputs.size(),
-                                     program.arguments.size()));
+  static const OpenclKernel& ours(const CompiledKernel& compiled, const char* call) {
+    const auto* kernel = dynamic_cast<const OpenclKernel*>(&compiled);
+    if (kernel == nullptr) {
+      throw BackendError(fmt::format("OpenCL backend: {} got a kernel compiled by another backend", call));
     }
-    std::size_t outputs = 0;
-    for (std::size_t a = 0; a < program.arguments.size(); ++a) {
-      const ArgumentBinding& argument = program.arguments[a];
-      const std::size_t bytes = argument.is_buffer ? program.buffers[argument.buffer].bytes : argument.value.size();
-      if (a < data.inputs.size() && !data.inputs[a].empty() && data.inputs[a].size() != bytes) {
-        throw BackendError(fmt::format("launch: argument '{}' is given {} bytes; it has {}", argument.name,
-                                       data.inputs[a].size(), bytes));
-      }
-      if (!argument.is_buffer || !argument.output) continue;
-      if (outputs < data.outputs.size() && !data.outputs[outputs].empty() && data.outputs[outputs].size() != bytes) {
-        throw BackendError(fmt::format("launch: output '{}' is given {} bytes to read into; it has {}", argument.name,
-                                       data.outputs[outputs].size(), bytes));
-      }
-      ++outputs;
+    return *kernel;
+  }
+
+  // The program `kernel` was compiled for, which must be the one loaded (under device_mutex_).
+  std::shared_ptr<const LoadedProgram> program_of(const OpenclKernel& kernel, const char* call) const {
+    std::shared_ptr<const LoadedProgram> loaded = current_program();
+    if (!loaded) throw BackendError(fmt::format("OpenCL backend: {} needs a program; call load() first", call));
+    if (kernel.program_generation != loaded->generation) {
+      throw BackendError(
+          fmt::format("OpenCL backend: {} was given a kernel compiled for a program loaded earlier", call));
+    }
+    return loaded;
+  }
+
+  // Why the launch is not even sent to the worker: beyond the device's limits, or arguments
+  // the kernel does not take.
+  std::optional<RunResult> refuse(const OpenclKernel& kernel, const LoadedProgram& loaded,
+                                  const KernelInstance& instance) const {
+    if (auto problem = check_launch_limits(kernel, instance)) {
+      return RunResult{.status = Status::LaunchError, .message = *problem};
+    }
+    if (auto problem = check_parameters(kernel, loaded, instance)) {
+      return RunResult{.status = Status::LaunchError, .message = *problem, .independent_of_configuration = true};
+    }
+    return std::nullopt;
+  }
+
+  static RunRequest request_for(const OpenclKernel& kernel, const LoadedProgram& loaded, const KernelInstance& instance,
+                                const RunOptions& options) {
+    RunRequest request;
+    request.key = kernel.cache_key;
+    request.symbol = loaded.kernel_name;
+    request.kernel_name = loaded.kernel_name;
+    request.image = kernel.binary;
+    request.instance = instance;
+    request.instance.defines.clear();  // compiled into the binary already
+    request.options = options;
+    return request;
+  }
+
+  // Sends `request` to the worker and makes a result of its reply; a worker that died, hung
+  // or lost its context is replaced (under device_mutex_).
+  RunResult exchange(const OpenclKernel& kernel, const LoadedProgram& loaded, const RunRequest& request) {
+    const KernelInstance& instance = request.instance;
+    if (!worker_) restart_worker("an earlier failure to start it");
+    std::optional<RunReply> reply;
+    try {
+      reply = worker_->run(request);
+    } catch (const Interrupted&) {
+      worker_.reset();  // ended; the next run starts a new one
+      throw;
+    }
+    if (!reply) {
+      const bool hung = worker_->hung();
+      const std::string death = worker_->stop();
+      restart_worker("its death");
+      return {.status = hung ? Status::Timeout : Status::LaunchError,
+              .message = fmt::format("the OpenCL worker process {} during the launch of '{}' (configuration {}, grid "
+                                     "{}, block {}): {}; a new worker was started",
+                                     hung ? "stopped answering" : "died", loaded.kernel_name, instance.config_index,
+                                     describe_size(instance.grid), describe_size(instance.block), death)};
+    }
+    RunResult result{.status = reply->status,
+                     .message = std::move(reply->message),
+                     .independent_of_configuration = reply->independent_of_configuration};
+    if (result.status == Status::LaunchError) result.message += launch_failure_note(kernel, instance);
+    if (!reply->samples_ms.empty()) result.time = TimingStats::from_samples(std::move(reply->samples_ms));
+    if (reply->outputs_written) result.outputs = output_views();
+    if (reply->context_lost) {
+      result.message += result.status == Status::Timeout ? "; the worker process was replaced to stop the kernel"
+                                                         : "; the worker process was replaced";
+      worker_.reset();
+      restart_worker(to_string(result.status));
+    }
+    return result;
+  }
+
+  worker::Setup setup(const SharedLayout& layout) const {
+    return worker::Setup{.platform = options_.platform, .device = options_.device, .has_program = true, .layout = layout};
+  }
+
+  std::shared_ptr<const LoadedProgram> current_program() const {
+    std::lock_guard lock(program_mutex_);
+    return program_;
+  }
+
+  // Replaces the worker by a new one serving the current arguments (under device_mutex_).
+  void restart_worker(const std::string& reason) {
+    worker_.reset();
+    try {
+      worker_ = std::make_unique<WorkerProcess>("opencl", setup(layout_), &memory_);
+    } catch (const BackendError& e) {
+      throw BackendError(fmt::format("could not restart the OpenCL worker process after {}: {}", reason, e.what()));
     }
   }
 
-  static DeviceBuffer upload(cl_context context, const HostArgument& argument) {
-    DeviceBuffer buffer;
-    buffer.bytes = argument.data.size();
-    const std::string what = fmt::format("argument '{}', {} bytes", argument.name, buffer.bytes);
-    cl_int error = CL_SUCCESS;
-    buffer.working = Buffer(clCreateBuffer(context, CL_MEM_READ_WRITE, buffer.bytes, nullptr, &error));
-    check(error, "clCreateBuffer", what);
-    const bool zeros = std::all_of(argument.data.begin(), argument.data.end(), [](std::byte b) { return b == std::byte{0}; });
-    if (!zeros) {
-      // COPY_HOST_PTR only reads the host memory.
-      void* host = const_cast<std::byte*>(argument.data.data());
-      buffer.pristine = Buffer(clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, buffer.bytes, host, &error));
-      check(error, "clCreateBuffer", what);
-    }
-    return buffer;
-  }
-
-  static void restore_buffers(const LoadedProgram& program) {
-    for (const auto& buffer : program.buffers) {
-      if (buffer.pristine) {
-        check(clEnqueueCopyBuffer(program.queue.get(), buffer.pristine.get(), buffer.working.get(), 0, 0, buffer.bytes,
-                                  0, nullptr, nullptr),
-              "clEnqueueCopyBuffer", "restoring an input");
-      } else {
-        const cl_uchar zero = 0;
-        check(clEnqueueFillBuffer(program.queue.get(), buffer.working.get(), &zero, sizeof zero, 0, buffer.bytes, 0,
-                                  nullptr, nullptr),
-              "clEnqueueFillBuffer", "resetting a buffer to zeros");
-      }
-    }
-  }
-
-  // Reads the outputs into host buffers kept across runs (called under run_mutex_), so a
-  // test neither allocates nor frees buffers the size of the problem.
-  std::vector<std::span<const std::byte>> read_outputs(const LoadedProgram& program) {
+  // The worker wrote the outputs into the shared memory: hand out views, copy nothing.
+  std::vector<std::span<const std::byte>> output_views() const {
     std::vector<std::span<const std::byte>> outputs;
-    std::size_t next = 0;
-    for (const auto& argument : program.arguments) {
-      if (!argument.is_buffer || !argument.output) continue;
-      const DeviceBuffer& buffer = program.buffers[argument.buffer];
-      if (host_outputs_.size() <= next) host_outputs_.emplace_back();
-      std::vector<std::byte>& bytes = host_outputs_[next++];
-      bytes.resize(buffer.bytes);
-      check(clEnqueueReadBuffer(program.queue.get(), buffer.working.get(), CL_TRUE, 0, buffer.bytes, bytes.data(), 0,
-                                nullptr, nullptr),
-            "clEnqueueReadBuffer", argument.name);
-      outputs.emplace_back(bytes);
+    for (const worker::ArgumentSlot& slot : layout_.arguments) {
+      if (slot.is_buffer && slot.output) outputs.push_back(memory_.bytes().subspan(slot.output_offset, slot.bytes));
     }
     return outputs;
+  }
+
+  std::vector<char> program_binary(cl_program program) const {
+    std::size_t size = 0;
+    check(clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr), "clGetProgramInfo",
+          "CL_PROGRAM_BINARY_SIZES");
+    std::vector<char> binary(size);
+    unsigned char* data = reinterpret_cast<unsigned char*>(binary.data());
+    check(clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof data, &data, nullptr), "clGetProgramInfo",
+          "CL_PROGRAM_BINARIES");
+    return binary;
   }
 
   // The device's limits, checked before launching so that an oversized work-group gets a
@@ -499,10 +398,41 @@ class OpenclBackend final : public Backend {
                          "on {}",
                          describe_size(instance.block), work_items, info_.max_threads_per_block, info_.name);
     const std::uint64_t local_bytes = kernel.static_local_bytes + instance.shared_memory_bytes;
-    if (local_bytes > local_memory_bytes_)
+    if (local_bytes > info_.max_shared_memory_per_block)
       return fmt::format("{} bytes of local memory ({} static + {} dynamic) exceed the device's {} bytes on {}",
-                         local_bytes, kernel.static_local_bytes, instance.shared_memory_bytes, local_memory_bytes_,
-                         info_.name);
+                         local_bytes, kernel.static_local_bytes, instance.shared_memory_bytes,
+                         info_.max_shared_memory_per_block, info_.name);
+    return std::nullopt;
+  }
+
+  // The kernel must take the program's arguments, plus the dynamic local memory when the
+  // launch asks for some: a buffer where it takes a pointer, a scalar of its size where it
+  // takes a scalar. A kernel whose compiler keeps no parameter types is checked by count.
+  static std::optional<std::string> check_parameters(const OpenclKernel& kernel, const LoadedProgram& program,
+                                                     const KernelInstance& instance) {
+    const std::size_t passed = program.arguments.size() + (instance.shared_memory_bytes > 0 ? 1 : 0);
+    if (kernel.parameters.size() != passed) {
+      std::string arguments;
+      for (const LoadedProgram::Argument& argument : program.arguments) {
+        arguments += (arguments.empty() ? "" : ", ") + argument.name;
+      }
+      if (instance.shared_memory_bytes > 0) arguments += (arguments.empty() ? "" : ", ") + std::string("dynamic local memory");
+      return fmt::format("kernel '{}' in {} takes {} parameters{}, but the spec passes {} arguments ({})",
+                         program.kernel_name, program.source_name, kernel.parameters.size(),
+                         describe_parameters(kernel.parameters), passed, arguments);
+    }
+    for (std::size_t i = 0; i < program.arguments.size(); ++i) {
+      const LoadedProgram::Argument& argument = program.arguments[i];
+      const Parameter& parameter = kernel.parameters[i];
+      if (parameter.type.empty()) continue;
+      const bool pointer = parameter.type.ends_with('*');
+      const std::size_t size = opencl_scalar_size(parameter.type);
+      const bool mismatch = argument.is_buffer ? !pointer : pointer || (size != 0 && size != size_of(argument.type));
+      if (!mismatch) continue;
+      return fmt::format("argument {} '{}' is {} {} in the spec, but kernel '{}' in {} declares parameter {} as '{} {}'",
+                         i, argument.name, argument.is_buffer ? "a buffer of" : "a scalar", to_string(argument.type),
+                         program.kernel_name, program.source_name, i, parameter.type, parameter.name);
+    }
     return std::nullopt;
   }
 
@@ -512,31 +442,6 @@ class OpenclBackend final : public Backend {
     if (work_items <= kernel.max_work_group_size) return {};
     return fmt::format("; the work-group's {} work-items exceed the kernel's CL_KERNEL_WORK_GROUP_SIZE of {}", work_items,
                        kernel.max_work_group_size);
-  }
-
-  // `scalars`, when given, replace the loaded scalar values (by argument index; empty: kept).
-  static std::optional<std::string> set_arguments(const OpenclKernel& kernel, const KernelInstance& instance,
-                                                  std::span<const std::span<const std::byte>> scalars = {}) {
-    const LoadedProgram& program = *kernel.program;
-    cl_uint index = 0;
-    for (const auto& argument : program.arguments) {
-      std::span<const std::byte> value = argument.value;
-      if (!argument.is_buffer && index < scalars.size() && !scalars[index].empty()) value = scalars[index];
-      cl_int error = argument.is_buffer
-                         ? clSetKernelArg(kernel.kernel.get(), index, sizeof(cl_mem),
-                                          program.buffers[argument.buffer].working.address())
-                         : clSetKernelArg(kernel.kernel.get(), index, value.size(), value.data());
-      if (error != CL_SUCCESS)
-        return fmt::format("clSetKernelArg (argument {} '{}'): {}", index, argument.name, error_name(error));
-      ++index;
-    }
-    if (instance.shared_memory_bytes > 0) {
-      if (cl_int error = clSetKernelArg(kernel.kernel.get(), index, instance.shared_memory_bytes, nullptr);
-          error != CL_SUCCESS)
-        return fmt::format("clSetKernelArg (argument {}, {} bytes of dynamic local memory): {}", index,
-                           instance.shared_memory_bytes, error_name(error));
-    }
-    return std::nullopt;
   }
 
   std::string build_log(cl_program program) const {
@@ -550,22 +455,21 @@ class OpenclBackend final : public Backend {
     return log;
   }
 
-  std::shared_ptr<const LoadedProgram> loaded_program() const {
-    std::lock_guard lock(loaded_mutex_);
-    if (!loaded_) throw BackendError("OpenCL backend: compile() before load()");
-    return loaded_;
-  }
-
+  const BackendOptions options_;
   cl_platform_id platform_ = nullptr;
   cl_device_id device_ = nullptr;
   DeviceInfo info_;
   std::vector<std::size_t> max_work_item_sizes_;
-  cl_ulong local_memory_bytes_ = 0;
+  Context compile_context_;  // compiles only: no kernel runs in this process
 
-  mutable std::mutex loaded_mutex_;  // guards loaded_ (compile() runs on several threads)
-  std::shared_ptr<const LoadedProgram> loaded_;
-  std::mutex run_mutex_;  // one run at a time: clSetKernelArg and the queue are not shared safely
-  std::vector<std::vector<std::byte>> host_outputs_;  // output read-back buffers, reused (run_mutex_)
+  mutable std::mutex program_mutex_;  // guards program_, next_generation_ (compile() runs on several threads)
+  std::shared_ptr<const LoadedProgram> program_;
+  std::uint64_t next_generation_ = 1;
+
+  std::mutex device_mutex_;  // serialises load(), run() and launch(): they own what follows
+  SharedMemory memory_;      // the arguments, and room for the outputs
+  SharedLayout layout_;
+  std::unique_ptr<WorkerProcess> worker_;
 };
 
 }  // namespace

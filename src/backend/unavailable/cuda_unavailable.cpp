@@ -1,4 +1,7 @@
 // Stands in for the CUDA backend when the build found no CUDA toolkit.
+#include <unistd.h>
+
+#include "backend/worker/serve.hpp"
 #include "steer/backend.hpp"
 
 namespace steer {
@@ -8,3 +11,6 @@ std::unique_ptr<Backend> make_cuda_backend(const BackendOptions&) {
 }
 bool cuda_backend_built() noexcept { return false; }
 }  // namespace steer
+
+// Never started: make_cuda_backend refuses before any worker is.
+void steer::worker::serve_cuda_worker() { ::_exit(1); }

@@ -1,4 +1,4 @@
-#include "backend/cuda/worker_channel.hpp"
+#include "backend/worker/channel.hpp"
 
 #include <fmt/format.h>
 #include <poll.h>
@@ -8,7 +8,7 @@
 
 #include <cerrno>
 
-namespace steer::cuda {
+namespace steer::worker {
 
 UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
   if (this != &other) {
@@ -44,7 +44,7 @@ std::string MessageReader::get_string() {
 
 const std::byte* MessageReader::take(std::size_t size) {
   if (size > bytes_.size() - position_) {
-    throw BackendError(fmt::format("CUDA worker protocol: a message of {} bytes ended early (needed {} more at {})",
+    throw BackendError(fmt::format("worker protocol: a message of {} bytes ended early (needed {} more at {})",
                                    bytes_.size(), size, position_));
   }
   const std::byte* data = bytes_.data() + position_;
@@ -60,7 +60,7 @@ void send_all(int socket, const void* data, std::size_t size) {
     ssize_t sent = ::send(socket, bytes, size, MSG_NOSIGNAL);
     if (sent < 0) {
       if (errno == EINTR) continue;
-      throw BackendError("cannot send to the CUDA worker process: " + system_error_text(errno));
+      throw BackendError("cannot send to the worker process: " + system_error_text(errno));
     }
     bytes += sent;
     size -= static_cast<std::size_t>(sent);
@@ -75,10 +75,10 @@ bool receive_all(int socket, void* data, std::size_t size) {
     ssize_t received = ::recv(socket, bytes, size, 0);
     if (received < 0 && errno == EINTR) continue;
     if (received < 0 && errno == ECONNRESET) received = 0;  // the peer died
-    if (received < 0) throw BackendError("cannot receive from the CUDA worker process: " + system_error_text(errno));
+    if (received < 0) throw BackendError("cannot receive from the worker process: " + system_error_text(errno));
     if (received == 0) {
       if (size == wanted) return false;
-      throw BackendError("the CUDA worker connection closed in the middle of a message");
+      throw BackendError("the worker connection closed in the middle of a message");
     }
     bytes += received;
     size -= static_cast<std::size_t>(received);
@@ -101,9 +101,9 @@ std::optional<MessageReader> receive_message(int socket, std::optional<std::chro
     do {
       result = ::poll(&ready, 1, static_cast<int>(timeout->count()));
     } while (result < 0 && errno == EINTR);
-    if (result < 0) throw BackendError("cannot wait for the CUDA worker process: " + system_error_text(errno));
+    if (result < 0) throw BackendError("cannot wait for the worker process: " + system_error_text(errno));
     if (result == 0) {
-      throw BackendError(fmt::format("the CUDA worker process did not answer within {} s", timeout->count() / 1000));
+      throw BackendError(fmt::format("the worker process did not answer within {} s", timeout->count() / 1000));
     }
   }
   std::size_t size = 0;
@@ -122,7 +122,7 @@ SharedMemory SharedMemory::create(std::size_t size, const char* name) {
   memory.fd_ = UniqueFd(::memfd_create(name, MFD_CLOEXEC));
   if (memory.fd() < 0) throw BackendError(fmt::format("memfd_create failed: {}", system_error_text(errno)));
   if (::ftruncate(memory.fd(), static_cast<off_t>(size)) != 0) {
-    throw BackendError(fmt::format("cannot size the shared memory for the CUDA worker to {} bytes: {}", size,
+    throw BackendError(fmt::format("cannot size the shared memory for the worker process to {} bytes: {}", size,
                                    system_error_text(errno)));
   }
   SharedMemory mapped = map(memory.fd(), size);
@@ -159,4 +159,4 @@ SharedMemory::~SharedMemory() {
   if (data_) ::munmap(data_, size_);
 }
 
-}  // namespace steer::cuda
+}  // namespace steer::worker

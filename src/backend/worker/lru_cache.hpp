@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <utility>
 
-namespace steer::cuda {
+namespace steer::worker {
 
 template <typename Value>
 class LruCache {
@@ -57,4 +57,4 @@ class LruCache {
   std::unordered_map<std::string, typename std::list<Entry>::iterator> index_;
 };
 
-}  // namespace steer::cuda
+}  // namespace steer::worker

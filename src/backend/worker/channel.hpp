@@ -1,6 +1,6 @@
 #pragma once
-// What the backend and its worker process share: whole messages over a stream socket,
-// and a memory file holding the arguments and outputs.
+// What a backend and its worker process share: whole messages over a stream socket, and a
+// memory file holding the arguments and outputs.
 #include <chrono>
 #include <cstddef>
 #include <cstring>
@@ -14,7 +14,7 @@
 
 #include "steer/error.hpp"
 
-namespace steer::cuda {
+namespace steer::worker {
 
 // Owns a file descriptor.
 class UniqueFd {
@@ -119,4 +119,4 @@ class SharedMemory {
 // "errno text" for messages.
 std::string system_error_text(int error);
 
-}  // namespace steer::cuda
+}  // namespace steer::worker

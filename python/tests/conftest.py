@@ -1,0 +1,31 @@
+"""Shared pieces of the Python tests: the repository's files and a small OpenCL kernel."""
+import pathlib
+
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+VECTOR_ADD = """
+__kernel void vector_add(__global float *c, __global const float *a, __global const float *b, int n) {
+    int i = get_global_id(0);
+    if (i < n) {
+        c[i] = a[i] + b[i];
+    }
+}
+"""
+
+
+@pytest.fixture
+def vector_add():
+    """Kernel Tuner's first example: (name, source, size, arguments, answer)."""
+    size = 10000
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal(size).astype(np.float32)
+    b = rng.standard_normal(size).astype(np.float32)
+    c = np.zeros_like(a)
+    return "vector_add", VECTOR_ADD, size, [c, a, b, np.int32(size)], [a + b, None, None, None]
+
+
+def recording(name):
+    return str(ROOT / "data" / "recordings" / name)
