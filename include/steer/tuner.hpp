@@ -192,6 +192,24 @@ class Executor {
   // Seconds spent outside the executor on its behalf (the searcher's own computation): a
   // simulated clock adds them; a wall clock has counted them already.
   virtual void charge(double /*seconds*/) {}
+
+  // ---- Several tests at once (several devices, MPI ranks, a replay of N devices) ----
+  // How many tests can run at the same time. With more than one the loop hands tests out
+  // with submit() while fewer than slots() are running, and takes them back with next() in
+  // the order they finish; run() is then used only for the final check (on one device).
+  virtual std::size_t slots() const { return 1; }
+  // Starts a test on a free slot (the caller keeps at most slots() running). `prepared`
+  // may be null: the slot prepares it itself.
+  virtual void submit(ConfigIndex config, std::unique_ptr<PreparedTest> prepared, const RunOptions& run);
+  // Waits for the next test to finish (the earliest on a simulated clock) and returns it.
+  // A slot that fails (its device hangs, its process dies) finishes its test as a failed
+  // Result saying so. Throws Interrupted when run.interrupt is set.
+  struct Finished {
+    Result result;
+    std::vector<std::string> warnings;
+    std::size_t slot = 0;  // where it ran
+  };
+  virtual Finished next();
 };
 
 // What an application gives as code rather than in its spec (steer/embed.hpp fills it in).
@@ -290,11 +308,20 @@ double test_cost_ms(const Recording& recording, ConfigIndex config, const Measur
 // advances a simulated clock by test_cost_ms. What a test is asked to measure cannot be
 // honoured after the fact; it is charged, not invented. The Recording must outlive it, and
 // the loop must tune over recording.space().
+//
+// With `devices` > 1 it simulates that many devices of the recording's kind: an event
+// simulation on the simulated clock. Each device is busy until its test's cost has passed;
+// the loop submits tests to free devices and next() advances the clock to the test that
+// finishes first (ties: the one submitted first). The searcher's computation (charge) takes
+// the loop's time while the devices run on.
 class ReplayExecutor final : public Executor {
  public:
-  explicit ReplayExecutor(const Recording& recording, CostModel cost = {});
+  explicit ReplayExecutor(const Recording& recording, CostModel cost = {}, std::size_t devices = 1);
   const ExecutorInfo& info() const override { return info_; }
-  void start(const RunOptions&) override { clock_ms_ = 0; }
+  void start(const RunOptions&) override {
+    clock_ms_ = 0;
+    running_.clear();
+  }
   std::unique_ptr<PreparedTest> prepare(ConfigIndex config) override;
   const Result& run(ConfigIndex config, PreparedTest* prepared, const RunOptions& run,
                     std::vector<std::string>& warnings) override;
@@ -303,14 +330,26 @@ class ReplayExecutor final : public Executor {
   void charge(double seconds) override {
     if (cost_.charge_searcher) clock_ms_ += seconds * 1e3;
   }
+  std::size_t slots() const override { return devices_; }
+  void submit(ConfigIndex config, std::unique_ptr<PreparedTest> prepared, const RunOptions& run) override;
+  Finished next() override;
 
  private:
+  struct Running {
+    double end_ms = 0;
+    std::uint64_t order = 0;  // submission order, for ties
+    ConfigIndex config = 0;
+    std::size_t device = 0;
+  };
   const Recording& recording_;
   CostModel cost_;
   RecordedCosts recorded_;
   ExecutorInfo info_;
   double clock_ms_ = 0;
   Result missing_;  // what a configuration the recording lacks replays as
+  std::size_t devices_ = 1;
+  std::vector<Running> running_;
+  std::uint64_t submitted_ = 0;
 };
 
 // The spec's space without the configurations `device` cannot launch at `size`: blocks of
