@@ -38,7 +38,7 @@ std::vector<double> objective_values(const Recording& recording, const Objective
 
 SimulatedRun simulate_run(const Recording& recording, Searcher& searcher, const SimulationOptions& options) {
   const Space& space = recording.space();
-  ReplayExecutor executor(recording, options.cost);
+  ReplayExecutor executor(recording, options.cost, options.devices);
   TuneOptions tune_options;
   tune_options.objective = options.objective;
   const std::vector<double> values = objective_values(recording, options.objective);
