@@ -136,6 +136,7 @@ struct TuneSummary {
   std::vector<Result> pareto;
   std::vector<std::string> warnings;
   std::string device;
+  std::size_t devices = 1;          // tests run at once (Executor::slots: devices, MPI ranks)
   std::string problem_size;
   std::vector<Result> results;      // every test, in order
   std::int64_t tuning = 0;          // the store's tuning the run continued or created (0: no store)
@@ -263,6 +264,78 @@ class DeviceExecutor final : public Executor {
   std::unique_ptr<Impl> impl_;
   ExecutorInfo info_;
   Result last_;  // the latest test, handed out by run()
+};
+
+// ---- Several devices: a pool of slots, each driven by a thread of its own ----------------
+
+// One place a test can run: a device of this process (DeviceSlot), or a rank of an MPI job
+// (steer/parallel.hpp). A DevicePool calls each slot from one thread of its own, one test
+// at a time.
+class Slot {
+ public:
+  virtual ~Slot() = default;
+  // For messages: "device 1 (NVIDIA H200)", "rank 3 on node7".
+  virtual std::string name() const = 0;
+  // Once, before its first test, on the slot's own thread (a device loads the program and
+  // computes the reference outputs). Throws Error when the slot cannot start.
+  virtual void start(const RunOptions& run) = 0;
+  // Prepares (compiles) and runs one test to its end and returns its Result. Throws
+  // Interrupted when run.interrupt is set, and SlotLost when the slot can take no more
+  // tests (its device is gone, its rank died or stopped answering).
+  virtual Result run(ConfigIndex config, const RunOptions& run, std::vector<std::string>& warnings) = 0;
+};
+
+// A slot that fails for good: its test is recorded as failed, with the message.
+class SlotLost : public Error {
+ public:
+  using Error::Error;
+};
+
+// A DeviceExecutor as a slot of a pool: a device of this process.
+class DeviceSlot final : public Slot {
+ public:
+  // `backend`, when given, is the one `executor` runs on, owned by the slot.
+  DeviceSlot(std::unique_ptr<DeviceExecutor> executor, std::string name, std::unique_ptr<Backend> backend = nullptr);
+  std::string name() const override { return name_; }
+  void start(const RunOptions& run) override;
+  Result run(ConfigIndex config, const RunOptions& run, std::vector<std::string>& warnings) override;
+  DeviceExecutor& executor() { return *executor_; }
+
+ private:
+  std::unique_ptr<Backend> backend_;  // destroyed after the executor that runs on it
+  std::unique_ptr<DeviceExecutor> executor_;
+  std::string name_;
+};
+
+// Tests on several slots at once (Executor::slots): the loop hands a test to a free slot,
+// whose thread prepares and runs it, and takes results back as they finish. `primary`
+// speaks for the run (info, content: the store's key; the final check runs on it) and is
+// the first slot; every slot must run the same spec on the same kind of device.
+//
+// A slot that is lost (SlotLost: a device that fails, an MPI rank that dies or hangs
+// past its timeout) finishes its test as a `launch_error` saying so, and takes no more: the
+// run goes on on the others. Only when every slot is lost does next() throw Error.
+class DevicePool final : public Executor {
+ public:
+  DevicePool(DeviceExecutor& primary, std::vector<std::unique_ptr<Slot>> slots);
+  ~DevicePool() override;
+  const ExecutorInfo& info() const override { return primary_.info(); }
+  void start(const RunOptions& run) override;
+  std::unique_ptr<PreparedTest> prepare(ConfigIndex config) override;
+  const Result& run(ConfigIndex config, PreparedTest* prepared, const RunOptions& run,
+                    std::vector<std::string>& warnings) override;
+  TuningContent content() const override { return primary_.content(); }
+  double clock_s() const override { return primary_.clock_s(); }
+  std::size_t slots() const override;
+  void submit(ConfigIndex config, std::unique_ptr<PreparedTest> prepared, const RunOptions& run) override;
+  Finished next() override;
+  // Where each slot's tests went: the slot's name and how many it finished.
+  std::vector<std::pair<std::string, std::uint64_t>> tests_per_slot() const;
+
+ private:
+  struct State;
+  DeviceExecutor& primary_;
+  std::unique_ptr<State> state_;
 };
 
 // What one replayed test costs on the simulated clock: everything a real run pays for it

@@ -509,10 +509,14 @@ void Loop::run_sequential() {
 // lets the running tests finish (each is a measurement already paid for) and starts no new
 // one; an interrupt abandons them.
 void Loop::run_parallel() {
-  const std::size_t slots = executor_.slots();
   bool stopping = false;
   Clock::time_point last = Clock::now();
   for (;;) {
+    // A slot that is lost (a device that failed, an MPI rank that died) leaves fewer.
+    const std::size_t slots = executor_.slots();
+    if (slots == 0 && in_flight_ == 0) {
+      throw Error("every device of the run was lost (the warnings say how); the finished tests are stored");
+    }
     if (!stopping && should_stop()) {
       if (summary_.interrupted) break;
       stopping = true;
@@ -608,6 +612,7 @@ TuneSummary Loop::run() {
   }
   run_options_.interrupt = options_.interrupt;
   executor_.start(run_options_);
+  summary_.devices = executor_.slots();
 
   if (store_) {
     const tuner_detail::TuningChoice choice = tuner_detail::choose_tuning(*store_, info, executor_.content(), options_);
