@@ -26,8 +26,9 @@ namespace steer {
 
 // The number of processes an MPI launcher started this one among, read from the
 // environment the launchers set (Open MPI's OMPI_COMM_WORLD_SIZE, PMI_SIZE of MPICH, Intel
-// MPI and Slurm's PMI, PMIX_SIZE... of PMIx); nullopt when no launcher started it. Needs no
-// MPI library: a build without MPI support uses it to say so.
+// MPI and srun --mpi=pmi2, PMIX_RANK with SLURM_STEP_NUM_TASKS of srun --mpi=pmix); nullopt
+// when no launcher started it. Needs no MPI library: a build without MPI support uses it to
+// say so.
 std::optional<int> mpi_launched_size();
 // Whether this build has MPI support.
 bool mpi_built() noexcept;

@@ -8,8 +8,8 @@
 namespace steer {
 
 std::optional<int> mpi_launched_size() {
-  // Open MPI, MPICH/Intel MPI/Slurm's PMI, PMIx (Open MPI 5, srun --mpi=pmix).
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"}) {
+  // Open MPI's mpirun, MPICH/Intel MPI and srun --mpi=pmi2 (PMI).
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
     const char* value = std::getenv(name);
     if (!value || !*value) continue;
     try {
@@ -17,6 +17,15 @@ std::optional<int> mpi_launched_size() {
       if (size > 0) return size;
     } catch (const std::exception&) {
       continue;
+    }
+  }
+  // srun --mpi=pmix names the rank but not always the size: the step's task count says it.
+  if (std::getenv("PMIX_RANK")) {
+    const char* tasks = std::getenv("SLURM_STEP_NUM_TASKS");
+    try {
+      return tasks ? std::stoi(tasks) : 2;  // unknown: joining finds the size
+    } catch (const std::exception&) {
+      return 2;
     }
   }
   return std::nullopt;
