@@ -40,12 +40,20 @@ std::string mpi_missing() {
     setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
     setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
   }
+  // In a sanitizer build the MPI tests do not check for leaks: Open MPI leaves allocations of
+  // the components it unloads at MPI_Finalize, which LeakSanitizer cannot attribute (so not
+  // suppress). Addresses and undefined behaviour are still checked.
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  setenv("ASAN_OPTIONS", ((asan && *asan ? std::string(asan) + ":" : std::string()) + "detect_leaks=0").c_str(), 1);
   return {};
 }
 
+std::string mpirun_command(int ranks, const std::string& arguments) {
+  return "mpirun --oversubscribe -np " + std::to_string(ranks) + " '" STEER_BINARY "' " + arguments;
+}
+
 Output mpirun(int ranks, const std::string& arguments) {
-  const std::string command = "mpirun --oversubscribe -np " + std::to_string(ranks) + " '" STEER_BINARY "' " +
-                              arguments + " 2>/dev/null";
+  const std::string command = mpirun_command(ranks, arguments) + " 2>/dev/null";
   Output outcome;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return outcome;
@@ -131,7 +139,7 @@ TEST(ParallelTune, KillNineOfAServingRankLosesNoFinishedTest) {
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    const std::string command = "mpirun --oversubscribe -np 3 '" STEER_BINARY "' " + arguments + " >/dev/null 2>&1";
+    const std::string command = mpirun_command(3, arguments) + " >/dev/null 2>&1";
     execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
