@@ -14,24 +14,9 @@
 namespace steer {
 namespace {
 
+using testing_support::Descending;
 using testing_support::exact;
 using testing_support::six_configurations;
-
-// Proposes the configurations from the last to the first.
-class Descending final : public Searcher {
- public:
-  std::string name() const override { return "descending"; }
-  void start(const Space& space) override { next_ = space.size(); }
-  std::vector<Proposal> propose(std::size_t max) override {
-    std::vector<Proposal> out;
-    while (out.size() < max && next_ > 0) out.push_back(Proposal{--next_, {}});
-    return out;
-  }
-  void observe(const Result&) override {}
-
- private:
-  ConfigIndex next_ = 0;
-};
 
 TEST(ReplayExecutor, TheClockAdvancesByWhatEachTestCost) {
   Recording recording = six_configurations();

@@ -17,28 +17,9 @@
 namespace steer {
 namespace {
 
+using testing_support::Descending;
 using testing_support::exact;
 using testing_support::six_configurations;
-
-// Proposes the configurations from the last to the first; remembers what it was told.
-class Descending final : public Searcher {
- public:
-  std::string name() const override { return "descending"; }
-  void start(const Space& space) override { next_ = space.size(); }
-  std::vector<Proposal> propose(std::size_t max) override {
-    std::vector<Proposal> out;
-    while (out.size() < max && next_ > 0) out.push_back(Proposal{--next_, {}});
-    return out;
-  }
-  void observe(const Result& result) override { observed.push_back(result.config_index); }
-  void parallel(std::size_t n) override { devices = n; }
-
-  std::vector<ConfigIndex> observed;
-  std::size_t devices = 1;
-
- private:
-  ConfigIndex next_ = 0;
-};
 
 struct Replayed {
   TuneSummary summary;

@@ -1,7 +1,11 @@
 #pragma once
-// The recording the replay tests tune over, and the cost model that charges only what it
-// recorded.
+// The recording the replay tests tune over, the cost model that charges only what it
+// recorded, and a searcher that proposes in a fixed order.
+#include <string>
+#include <vector>
+
 #include "steer/recording.hpp"
+#include "steer/searcher.hpp"
 #include "steer/tuner.hpp"
 
 namespace steer::testing_support {
@@ -34,5 +38,25 @@ inline Recording six_configurations() {
   }
   return Recording::from_import(imported);
 }
+
+// Proposes the configurations from the last to the first; remembers what it was told.
+class Descending final : public Searcher {
+ public:
+  std::string name() const override { return "descending"; }
+  void start(const Space& space) override { next_ = space.size(); }
+  std::vector<Proposal> propose(std::size_t max) override {
+    std::vector<Proposal> out;
+    while (out.size() < max && next_ > 0) out.push_back(Proposal{--next_, {}});
+    return out;
+  }
+  void observe(const Result& result) override { observed.push_back(result.config_index); }
+  void parallel(std::size_t n) override { devices = n; }
+
+  std::vector<ConfigIndex> observed;
+  std::size_t devices = 1;
+
+ private:
+  ConfigIndex next_ = 0;
+};
 
 }  // namespace steer::testing_support
