@@ -14,6 +14,7 @@ inline constexpr int kSuccess = 0;
 inline constexpr int kError = 1;          // bad input, a failure; the message says which
 inline constexpr int kUsageError = 2;     // the command line itself: an unknown option, a bad value
 inline constexpr int kNoValidResult = 3;  // a tuning ran but no configuration was valid
+inline constexpr int kRankLost = 4;  // under MPI: a rank was lost (its tests failed; the rest stored)
 inline constexpr int kInterrupted = 130;  // Ctrl-C: stopped after the test in progress
 using Registration = Runner (*)(CLI::App& app);
 

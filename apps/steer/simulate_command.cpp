@@ -37,6 +37,7 @@ struct SimulateArgs {
   int profiling_passes = 5;
   double pass_overhead_ms = 12.5;
   std::size_t ahead = 1;
+  std::size_t devices = 1;
   bool json = false;
   bool details = false;
   bool with_counters = false;
@@ -133,6 +134,7 @@ EvaluationOptions evaluation_options(const SimulateArgs& args) {
   options.simulation.target = args.target;
   options.simulation.budget = args.budget;
   options.simulation.ahead = args.ahead;
+  options.simulation.devices = args.devices;
   options.simulation.cost.repetitions = args.repetitions;
   options.simulation.cost.profiling_passes = args.profiling_passes;
   options.simulation.cost.pass_overhead_ms = args.pass_overhead_ms;
@@ -290,6 +292,10 @@ Runner register_simulate(CLI::App& app) {
   command->add_option("--seed", args->seed, "Seed of the first run")->capture_default_str()->check(kNonNegative);
   command->add_option("--threads", args->threads, "Threads (default: all; results do not depend on it)");
   command->add_option("--ahead", args->ahead, "Proposals requested at a time, like the loop's compile-ahead window")
+      ->capture_default_str()
+      ->check(kPositive);
+  command->add_option("--devices", args->devices,
+                      "Simulated devices tuning at once (tests run in parallel on the simulated clock)")
       ->capture_default_str()
       ->check(kPositive);
   command->add_option("--repetitions", args->repetitions, "Timed launches costed per test (default: as recorded)")

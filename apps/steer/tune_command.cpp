@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <fstream>
@@ -10,6 +11,7 @@
 
 #include "commands.hpp"
 #include "number_checks.hpp"
+#include "parallel/mpi_job.hpp"
 #include "progress.hpp"
 #include "steer/backend.hpp"
 #include "steer/counters.hpp"
@@ -34,7 +36,8 @@ extern "C" void on_sigint(int) {
 struct TuneArgs {
   std::string spec;
   std::string backend = "auto";
-  int device = 0;
+  std::optional<int> device;  // unset: 0, or under MPI the rank's place on its node
+  std::vector<int> devices;  // --devices: one test on each at once
   std::string size;
   std::string searcher = "default";
   std::optional<std::uint64_t> budget;
@@ -60,6 +63,7 @@ struct TuneArgs {
   std::string counters;            // empty: no counters (--counters)
   std::string objective = "time";  // --objective
   double energy_window_s = 0.5;    // MeasureRequest's default window
+  double rank_timeout_s = 600;     // under MPI: a rank without an answer this long is lost
 };
 
 nlohmann::json config_json(const Result& result) {
@@ -100,8 +104,9 @@ std::string energy_text(const Result& r) {
 }
 
 void print_summary(const TuneSummary& s, const Spec& spec) {
-  fmt::print("\n{} tests ({} valid, {} failed, {} resumed from the store) on {}, size '{}'; stopped: {}\n",
-             s.tests, s.valid, s.failed, s.resumed, s.device, s.problem_size, s.stop_reason);
+  fmt::print("\n{} tests ({} valid, {} failed, {} resumed from the store) on {}{}, size '{}'; stopped: {}\n",
+             s.tests, s.valid, s.failed, s.resumed, s.devices > 1 ? fmt::format("{} x ", s.devices) : "", s.device,
+             s.problem_size, s.stop_reason);
   if (s.tuning != 0) fmt::print("stored as tuning {} ({})\n", s.tuning, s.new_tuning ? "new" : "continued");
   if (s.best) {
     const std::string rate = work_rate_text(work_rate(spec, s.problem_size, s.best->time.median_ms));
@@ -153,7 +158,8 @@ nlohmann::json summary_json(const TuneSummary& s, const Spec& spec) {
       {"run_s", s.run_s},         {"validation_s", s.validation_s},
       {"overhead_s", s.overhead_s}, {"median_overhead_ms", s.median_overhead_ms},
       {"median_valid_ms", s.median_valid_ms},
-      {"device", s.device},       {"size", s.problem_size},
+      {"device", s.device},       {"devices", s.devices},
+      {"size", s.problem_size},
   };
   out["tuning"] = s.tuning != 0 ? nlohmann::json(s.tuning) : nlohmann::json(nullptr);
   out["new_tuning"] = s.new_tuning;
@@ -194,16 +200,63 @@ nlohmann::json summary_json(const TuneSummary& s, const Spec& spec) {
   return out;
 }
 
+// Under an MPI launcher (mpirun, srun) with more than one process: the job, else null.
+std::unique_ptr<MpiJob> join_mpi_job(const TuneArgs& args) {
+  const std::optional<int> launched = mpi_launched_size();
+  if (!launched || *launched < 2) return nullptr;
+  if (!args.devices.empty()) {
+    throw Error("--devices and an MPI launch do not mix: under mpirun or srun each rank tunes on one device "
+                "(docs/parallel.md)");
+  }
+  return MpiJob::join();  // says so when MPI support was not built
+}
+
+// The rank's device: --device, else its place on its node; a node whose ranks each see
+// one device (CUDA_VISIBLE_DEVICES set per rank, srun --gpus-per-task=1) or that has fewer
+// devices than ranks (a CPU device) uses device 0.
+std::unique_ptr<Backend> open_rank_backend(const TuneArgs& args, const MpiJob& job, std::string* note) {
+  if (args.device || job.local_rank() == 0) {
+    return open_backend(args.backend, BackendOptions{.device = args.device.value_or(0)}, note);
+  }
+  try {
+    return open_backend(args.backend, BackendOptions{.device = job.local_rank()}, note);
+  } catch (const Error&) {
+    return open_backend(args.backend, BackendOptions{.device = 0}, note);
+  }
+}
+
 int run_tune(const TuneArgs& args) {
+  const std::unique_ptr<MpiJob> job = join_mpi_job(args);
+  const bool serving = job && job->rank() != 0;  // measures what rank 0 hands it; prints nothing
   Spec loaded = load_spec(args.spec);
   std::string note;
-  auto backend = open_backend(args.backend, BackendOptions{.device = args.device}, &note);
-  if (!note.empty()) fmt::print(stderr, "steer: {}\n", note);
+  const int first_device = args.devices.empty() ? args.device.value_or(0) : args.devices.front();
+  auto backend = job ? open_rank_backend(args, *job, &note)
+                     : open_backend(args.backend, BackendOptions{.device = first_device}, &note);
+  if (!note.empty() && !serving) fmt::print(stderr, "steer: {}\n", note);
   // The same façade an application tunes through (steer/embed.hpp), on the spec as loaded.
   Tuner tuner = Tuner::from_spec(std::move(loaded), std::move(backend), args.size);
+  std::vector<std::unique_ptr<Slot>> more_devices;
+  for (std::size_t i = 1; i < args.devices.size(); ++i) {
+    if (std::find(args.devices.begin(), args.devices.begin() + static_cast<std::ptrdiff_t>(i), args.devices[i]) !=
+        args.devices.begin() + static_cast<std::ptrdiff_t>(i)) {
+      fmt::print(stderr, "steer: warning: device {} is given more than once: its tests run at the same time and "
+                 "disturb each other's timings\n", args.devices[i]);
+    }
+    const std::string kind = tuner.backend().device().backend;  // as the first device's: auto decided once
+    more_devices.push_back(tuner.device_slot(open_backend(kind, BackendOptions{.device = args.devices[i]}),
+                                             fmt::format("device {}", args.devices[i])));
+  }
+  tuner.also_on(std::move(more_devices));
   const Spec& spec = tuner.spec();
   // Configurations the device cannot launch are left out before the search, and counted.
   const Space& space = tuner.space();
+  if (serving) {
+    const std::unique_ptr<DeviceExecutor> executor = tuner.make_executor();
+    job->serve(*executor);
+    return kSuccess;
+  }
+  if (job) tuner.also_on(job->remote_slots(args.rank_timeout_s));
   if (const Tuner::DeviceLimit limit = tuner.device_limit(); limit.left_out > 0) {
     fmt::print(stderr, "steer: left out {} configurations beyond {}\n", limit.left_out, limit.rule);
   }
@@ -300,12 +353,21 @@ int run_tune(const TuneArgs& args) {
   } else {
     print_summary(summary, spec);
   }
-  if (summary.interrupted) return kInterrupted;
-  if (!summary.best) {
+  int code = kSuccess;
+  if (summary.interrupted) {
+    code = kInterrupted;
+  } else if (!summary.best) {
     fmt::print(stderr, "steer: no configuration was valid ({} tested, {} failed)\n", summary.tests, summary.failed);
-    return kNoValidResult;
+    code = kNoValidResult;
   }
-  return kSuccess;
+  if (job && job->lost_a_rank()) {
+    // A rank that stopped answering cannot take part in ending the job in order: every test
+    // is stored, and the job is ended at once.
+    fmt::print(stderr, "steer: a rank was lost during the run; every finished test is stored; ending the MPI job\n");
+    std::fflush(stdout);
+    job->abort(code == kSuccess ? kRankLost : code);
+  }
+  return code;
 }
 
 }  // namespace
@@ -316,7 +378,20 @@ Runner register_tune(CLI::App& app) {
   cmd->add_option("spec", args->spec, "Tuning spec (JSON)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--backend", args->backend, "cuda, opencl or auto")
       ->check(CLI::IsMember({"cuda", "opencl", "auto"}));
-  cmd->add_option("--device", args->device, "Device index")->check(kNonNegative);
+  CLI::Option* device = cmd->add_option("--device", args->device,
+                                        "Device index (default 0; under MPI, the rank's place on its node)")
+                            ->check(kNonNegative);
+  cmd->add_option("--devices", args->devices,
+                  "Tune on these devices at once (indices, comma-separated; one test on each at a time, all of "
+                  "one kind)")
+      ->delimiter(',')
+      ->excludes(device)
+      ->check(kNonNegative);
+  cmd->add_option("--rank-timeout", args->rank_timeout_s,
+                  "Under MPI: seconds a rank may take for one test (compile, launches, validation) before it "
+                  "counts as lost and its test as failed")
+      ->capture_default_str()
+      ->check(kPositive);
   cmd->add_option("--size", args->size, "Problem size name (default: the spec's)");
   cmd->add_option("--searcher", args->searcher, "Search strategy (steer searchers lists them; default: Steer's default searcher)");
   cmd->add_option("--budget", args->budget, "Stop after this many tests")->check(kPositive);

@@ -151,6 +151,15 @@ class Tuner {
   Tuner& searcher(std::string name, SearcherOptions options = {});
   // A results store: tests are kept in it and a later tune() resumes from it.
   Tuner& store(std::filesystem::path file);
+  // More places for the next tune() to run tests on at once, beside this Tuner's own device:
+  // other devices of the same kind (device_slot) or the ranks of an MPI job
+  // (steer/parallel.hpp). Each runs one test at a time; a slot that is lost records its test
+  // as failed and the run goes on on the others.
+  Tuner& also_on(std::vector<std::unique_ptr<Slot>> slots);
+  // A slot that runs this Tuner's kernel on `backend` (another device), called `name` in
+  // messages ("device 1"). Throws Error when its device is not of the same kind as this
+  // Tuner's: their timings could not be compared.
+  std::unique_ptr<Slot> device_slot(std::unique_ptr<Backend> backend, const std::string& name);
   // The loop's other options (repetitions, objective, compile threads, on_test, ...);
   // tune() sets their `stop`.
   TuneOptions& options() noexcept;

@@ -37,6 +37,9 @@ struct SimulationOptions {
   // Proposals asked for at a time (TuneOptions::window): what the loop asks for with its
   // compile-ahead window on a device. 1 is a strictly sequential search.
   std::size_t ahead = 1;
+  // Devices tuned on at once (ReplayExecutor's simulated devices): the runs go as they would
+  // on that many devices of the recording's kind, and their time is the simulated clock's.
+  std::size_t devices = 1;
   CostModel cost;
   // Unset: a run stops at the first well-performing configuration (what tests-to-target
   // counts) or when the budget is spent. Set (the runs of the performance score): neither

@@ -58,8 +58,15 @@ class Searcher {
   // pending means "wait for them"; with nothing pending it means the search is over.
   // Never proposes a configuration twice.
   virtual std::vector<Proposal> propose(std::size_t max) = 0;
-  // The outcome of a proposed configuration (in the order proposed).
+  // The outcome of a proposed configuration: in the order proposed when tests run one at a
+  // time, in the order they finish when several run at once (parallel()).
   virtual void observe(const Result& result) = 0;
+  // Called before start() when the loop runs `devices` > 1 tests at once (several devices,
+  // MPI ranks). A searcher that would wait for each result before its next step then
+  // proposes while results are pending, by a batch rule of its own, so that no device idles;
+  // one that proposes several configurations at a time anyway need not change. Never called
+  // for one device: the sequential search stays as it is.
+  virtual void parallel(std::size_t /*devices*/) {}
   // The explanations made since the last call, oldest first; searchers that never profile
   // have none.
   virtual std::vector<Explanation> take_explanations() { return {}; }

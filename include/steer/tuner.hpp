@@ -136,6 +136,7 @@ struct TuneSummary {
   std::vector<Result> pareto;
   std::vector<std::string> warnings;
   std::string device;
+  std::size_t devices = 1;          // tests run at once (Executor::slots: devices, MPI ranks)
   std::string problem_size;
   std::vector<Result> results;      // every test, in order
   std::int64_t tuning = 0;          // the store's tuning the run continued or created (0: no store)
@@ -192,6 +193,24 @@ class Executor {
   // Seconds spent outside the executor on its behalf (the searcher's own computation): a
   // simulated clock adds them; a wall clock has counted them already.
   virtual void charge(double /*seconds*/) {}
+
+  // ---- Several tests at once (several devices, MPI ranks, a replay of N devices) ----
+  // How many tests can run at the same time. With more than one the loop hands tests out
+  // with submit() while fewer than slots() are running, and takes them back with next() in
+  // the order they finish; run() is then used only for the final check (on one device).
+  virtual std::size_t slots() const { return 1; }
+  // Starts a test on a free slot (the caller keeps at most slots() running). `prepared`
+  // may be null: the slot prepares it itself.
+  virtual void submit(ConfigIndex config, std::unique_ptr<PreparedTest> prepared, const RunOptions& run);
+  // Waits for the next test to finish (the earliest on a simulated clock) and returns it.
+  // A slot that fails (its device hangs, its process dies) finishes its test as a failed
+  // Result saying so. Throws Interrupted when run.interrupt is set.
+  struct Finished {
+    Result result;
+    std::vector<std::string> warnings;
+    std::size_t slot = 0;  // where it ran
+  };
+  virtual Finished next();
 };
 
 // What an application gives as code rather than in its spec (steer/embed.hpp fills it in).
@@ -247,6 +266,78 @@ class DeviceExecutor final : public Executor {
   Result last_;  // the latest test, handed out by run()
 };
 
+// ---- Several devices: a pool of slots, each driven by a thread of its own ----------------
+
+// One place a test can run: a device of this process (DeviceSlot), or a rank of an MPI job
+// (steer/parallel.hpp). A DevicePool calls each slot from one thread of its own, one test
+// at a time.
+class Slot {
+ public:
+  virtual ~Slot() = default;
+  // For messages: "device 1 (NVIDIA H200)", "rank 3 on node7".
+  virtual std::string name() const = 0;
+  // Once, before its first test, on the slot's own thread (a device loads the program and
+  // computes the reference outputs). Throws Error when the slot cannot start.
+  virtual void start(const RunOptions& run) = 0;
+  // Prepares (compiles) and runs one test to its end and returns its Result. Throws
+  // Interrupted when run.interrupt is set, and SlotLost when the slot can take no more
+  // tests (its device is gone, its rank died or stopped answering).
+  virtual Result run(ConfigIndex config, const RunOptions& run, std::vector<std::string>& warnings) = 0;
+};
+
+// A slot that fails for good: its test is recorded as failed, with the message.
+class SlotLost : public Error {
+ public:
+  using Error::Error;
+};
+
+// A DeviceExecutor as a slot of a pool: a device of this process.
+class DeviceSlot final : public Slot {
+ public:
+  // `backend`, when given, is the one `executor` runs on, owned by the slot.
+  DeviceSlot(std::unique_ptr<DeviceExecutor> executor, std::string name, std::unique_ptr<Backend> backend = nullptr);
+  std::string name() const override { return name_; }
+  void start(const RunOptions& run) override;
+  Result run(ConfigIndex config, const RunOptions& run, std::vector<std::string>& warnings) override;
+  DeviceExecutor& executor() { return *executor_; }
+
+ private:
+  std::unique_ptr<Backend> backend_;  // destroyed after the executor that runs on it
+  std::unique_ptr<DeviceExecutor> executor_;
+  std::string name_;
+};
+
+// Tests on several slots at once (Executor::slots): the loop hands a test to a free slot,
+// whose thread prepares and runs it, and takes results back as they finish. `primary`
+// speaks for the run (info, content: the store's key; the final check runs on it) and is
+// the first slot; every slot must run the same spec on the same kind of device.
+//
+// A slot that is lost (SlotLost: a device that fails, an MPI rank that dies or hangs
+// past its timeout) finishes its test as a `launch_error` saying so, and takes no more: the
+// run goes on on the others. Only when every slot is lost does next() throw Error.
+class DevicePool final : public Executor {
+ public:
+  DevicePool(DeviceExecutor& primary, std::vector<std::unique_ptr<Slot>> slots);
+  ~DevicePool() override;
+  const ExecutorInfo& info() const override { return primary_.info(); }
+  void start(const RunOptions& run) override;
+  std::unique_ptr<PreparedTest> prepare(ConfigIndex config) override;
+  const Result& run(ConfigIndex config, PreparedTest* prepared, const RunOptions& run,
+                    std::vector<std::string>& warnings) override;
+  TuningContent content() const override { return primary_.content(); }
+  double clock_s() const override { return primary_.clock_s(); }
+  std::size_t slots() const override;
+  void submit(ConfigIndex config, std::unique_ptr<PreparedTest> prepared, const RunOptions& run) override;
+  Finished next() override;
+  // Where each slot's tests went: the slot's name and how many it finished.
+  std::vector<std::pair<std::string, std::uint64_t>> tests_per_slot() const;
+
+ private:
+  struct State;
+  DeviceExecutor& primary_;
+  std::unique_ptr<State> state_;
+};
+
 // What one replayed test costs on the simulated clock: everything a real run pays for it
 // (docs/simulate.md "What a replayed test costs"):
 //   compile:     the recorded compile time;
@@ -290,11 +381,20 @@ double test_cost_ms(const Recording& recording, ConfigIndex config, const Measur
 // advances a simulated clock by test_cost_ms. What a test is asked to measure cannot be
 // honoured after the fact; it is charged, not invented. The Recording must outlive it, and
 // the loop must tune over recording.space().
+//
+// With `devices` > 1 it simulates that many devices of the recording's kind: an event
+// simulation on the simulated clock. Each device is busy until its test's cost has passed;
+// the loop submits tests to free devices and next() advances the clock to the test that
+// finishes first (ties: the one submitted first). The searcher's computation (charge) takes
+// the loop's time while the devices run on.
 class ReplayExecutor final : public Executor {
  public:
-  explicit ReplayExecutor(const Recording& recording, CostModel cost = {});
+  explicit ReplayExecutor(const Recording& recording, CostModel cost = {}, std::size_t devices = 1);
   const ExecutorInfo& info() const override { return info_; }
-  void start(const RunOptions&) override { clock_ms_ = 0; }
+  void start(const RunOptions&) override {
+    clock_ms_ = 0;
+    running_.clear();
+  }
   std::unique_ptr<PreparedTest> prepare(ConfigIndex config) override;
   const Result& run(ConfigIndex config, PreparedTest* prepared, const RunOptions& run,
                     std::vector<std::string>& warnings) override;
@@ -303,14 +403,26 @@ class ReplayExecutor final : public Executor {
   void charge(double seconds) override {
     if (cost_.charge_searcher) clock_ms_ += seconds * 1e3;
   }
+  std::size_t slots() const override { return devices_; }
+  void submit(ConfigIndex config, std::unique_ptr<PreparedTest> prepared, const RunOptions& run) override;
+  Finished next() override;
 
  private:
+  struct Running {
+    double end_ms = 0;
+    std::uint64_t order = 0;  // submission order, for ties
+    ConfigIndex config = 0;
+    std::size_t device = 0;
+  };
   const Recording& recording_;
   CostModel cost_;
   RecordedCosts recorded_;
   ExecutorInfo info_;
   double clock_ms_ = 0;
   Result missing_;  // what a configuration the recording lacks replays as
+  std::size_t devices_ = 1;
+  std::vector<Running> running_;
+  std::uint64_t submitted_ = 0;
 };
 
 // The spec's space without the configurations `device` cannot launch at `size`: blocks of

@@ -99,6 +99,7 @@ struct Tuner::Impl {
   std::filesystem::path store_path;
   std::optional<Store> store;
   TuneOptions options;
+  std::vector<std::unique_ptr<Slot>> more_slots;  // also_on(), for the next tune()
 
   std::optional<Spec> given;   // from_spec: the spec as loaded, run as it is
   std::string given_size;      // from_spec: the size to run (empty: the spec's default)
@@ -486,11 +487,37 @@ TuneSummary Tuner::tune(const StopConditions& stop) {
 
 TuneSummary Tuner::tune(const StopConditions& stop, Searcher& searcher) {
   Store* results = open_store();  // first: a store that cannot be opened says so before any work
-  const std::unique_ptr<DeviceExecutor> executor = make_executor();
+  std::unique_ptr<DeviceExecutor> executor = make_executor();
   TuneOptions options = impl_->options;
   options.stop = stop;
   options.size = problem_size().name;
-  return steer::tune(space(), *executor, searcher, results, options);
+  if (impl_->more_slots.empty()) return steer::tune(space(), *executor, searcher, results, options);
+  // This Tuner's device is the first slot, and speaks for the run (the store's key, the final check).
+  DeviceExecutor& primary = *executor;
+  std::vector<std::unique_ptr<Slot>> slots;
+  slots.push_back(std::make_unique<DeviceSlot>(std::move(executor),
+                                               fmt::format("the first device ({})", impl_->backend->device().name)));
+  for (std::unique_ptr<Slot>& slot : impl_->more_slots) slots.push_back(std::move(slot));
+  impl_->more_slots.clear();
+  DevicePool pool(primary, std::move(slots));
+  return steer::tune(space(), pool, searcher, results, options);
+}
+
+Tuner& Tuner::also_on(std::vector<std::unique_ptr<Slot>> slots) {
+  for (std::unique_ptr<Slot>& slot : slots) impl_->more_slots.push_back(std::move(slot));
+  return *this;
+}
+
+std::unique_ptr<Slot> Tuner::device_slot(std::unique_ptr<Backend> backend, const std::string& name) {
+  const DeviceInfo& mine = impl_->backend->device();
+  const DeviceInfo& other = backend->device();
+  if (other.name != mine.name || other.backend != mine.backend) {
+    throw Error(fmt::format("{} is a {} ({}), the first device a {} ({}): tune on devices of one kind at a time, "
+                            "whose timings compare",
+                            name, other.name, other.backend, mine.name, mine.backend));
+  }
+  auto executor = std::make_unique<DeviceExecutor>(spec(), space(), *backend, problem_size().name, impl_->callbacks);
+  return std::make_unique<DeviceSlot>(std::move(executor), fmt::format("{} ({})", name, other.name), std::move(backend));
 }
 
 }  // namespace steer

@@ -38,7 +38,7 @@ std::vector<double> objective_values(const Recording& recording, const Objective
 
 SimulatedRun simulate_run(const Recording& recording, Searcher& searcher, const SimulationOptions& options) {
   const Space& space = recording.space();
-  ReplayExecutor executor(recording, options.cost);
+  ReplayExecutor executor(recording, options.cost, options.devices);
   TuneOptions tune_options;
   tune_options.objective = options.objective;
   const std::vector<double> values = objective_values(recording, options.objective);
@@ -56,7 +56,10 @@ SimulatedRun simulate_run(const Recording& recording, Searcher& searcher, const 
   // the test that reaches the objective's target, in the same way.
   const bool time_objective = options.objective.kind() == Objective::Kind::Time;
   std::atomic<bool> stop_now{false};
-  if (options.horizon || !time_objective) tune_options.interrupt = &stop_now;
+  // On several devices the loop lets running tests finish after a stop rule; a run to the
+  // target ends at the target instead, so that its time is the time to the target.
+  const bool parallel = options.devices > 1;
+  if (options.horizon || !time_objective || parallel) tune_options.interrupt = &stop_now;
   if (!options.horizon) {
     tune_options.stop.tests = std::min(space.size(), options.budget.value_or(space.size()));
     if (time_objective) tune_options.stop.target_ms = target_ms;
@@ -84,7 +87,7 @@ SimulatedRun simulate_run(const Recording& recording, Searcher& searcher, const 
     }
     if (target_ms && runtime <= *target_ms && !run.tests_to_target) {
       run.tests_to_target = run.tested.size();
-      if (!options.horizon && !time_objective) stop_now = true;
+      if (!options.horizon && (!time_objective || parallel)) stop_now = true;
     }
   };
   tune_options.on_explanation = [&](const Explanation& e) { run.explanations.emplace_back(run.tested.size(), e); };

@@ -5,9 +5,11 @@
 // Hamming-1 neighbour with probability 0.7, else one value step in any number of parameters.
 // After more than 100 steps in a row without a new test (only measured configurations drawn)
 // the walk restarts from a random configuration.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <set>
 
 #include "search/search_support.hpp"
 #include "steer/searcher.hpp"
@@ -37,27 +39,33 @@ class AnnealingSearcher final : public Searcher {
     space_ = &space;
     memory_.reset(space.size());
     position_.reset();
-    candidate_.reset();
+    candidates_.clear();
     tests_this_schedule_ = 0;
     steps_without_test_ = 0;
     moves_this_step_ = 0;
     temperature_ = options_.t_start;
   }
 
-  // One test at a time: the walk needs each result before it chooses the next step.
+  // One test at a time on one device: the walk needs each result before it chooses the next
+  // step. On several (parallel()), a step per free device from the same position, each
+  // judged by the Metropolis rule as it finishes.
   std::vector<Proposal> propose(std::size_t max) override {
-    if (max == 0 || memory_.pending() > 0) return {};
-    std::optional<ConfigIndex> next = step();
-    if (!next) return {};
-    memory_.propose(*next);
-    candidate_ = *next;
-    return {{*next, {}}};
+    std::vector<Proposal> out;
+    while (out.size() < max && memory_.pending() < devices_) {
+      std::optional<ConfigIndex> next = step();
+      if (!next) break;
+      memory_.propose(*next);
+      candidates_.insert(*next);
+      out.push_back({*next, {}});
+    }
+    return out;
   }
+
+  void parallel(std::size_t devices) override { devices_ = std::max<std::size_t>(1, devices); }
 
   void observe(const Result& result) override {
     const double cost = memory_.observe(result);
-    if (candidate_ != result.config_index) return;
-    candidate_.reset();
+    if (candidates_.erase(result.config_index) == 0) return;
     ++tests_this_schedule_;
     consider(result.config_index, cost);
   }
@@ -134,7 +142,8 @@ class AnnealingSearcher final : public Searcher {
   search::Memory memory_;
   std::optional<ConfigIndex> position_;
   double position_cost_ = std::numeric_limits<double>::infinity();
-  std::optional<ConfigIndex> candidate_;  // the test in flight
+  std::set<ConfigIndex> candidates_;  // the tests in flight
+  std::size_t devices_ = 1;          // tests at once (parallel())
   double temperature_ = 1.0;
   std::uint64_t tests_this_schedule_ = 0;
   std::uint64_t moves_this_step_ = 0;

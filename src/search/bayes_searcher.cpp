@@ -4,6 +4,13 @@
 // neighbours of the fastest so far. Sequential, like Kernel Tuner's bayes_opt: every choice
 // waits for the previous result.
 //
+// On several devices (parallel()) the choices go on while tests run, by the constant liar
+// (Ginsbourger et al., "Kriging is well-suited to parallelize optimization", 2010): a
+// configuration chosen while others are pending joins the model at once with the fastest
+// cost measured so far as its (made-up) cost, so that the next choice looks elsewhere; its
+// real cost replaces the lie when it finishes. The initial samples are then at least as many
+// as the devices, and a profiled first test (guided with reaction_draws) runs beside them.
+//
 // `guided`, Steer's counter-guided searcher, is this searcher with other features: the
 // counters a model predicts for every configuration (and, given a source recording, its
 // runtimes), with the parameters at a small weight; docs/searchers.md says why.
@@ -308,8 +315,9 @@ class BayesSearcher final : public Searcher {
     dims_ = parameter_dims_ + counter_features_.size();
     if (dims_ == 0) throw Error(fmt::format("searcher '{}': no features: the model predicts no counter that varies", options_.name));
     memory_.reset(space.size());
-    initial_ = options_.latin_hypercube ? search::latin_hypercube(space, options_.initial_samples, random_)
-                                        : space.sample(random_.engine(), options_.initial_samples);
+    const std::uint64_t samples = std::max<std::uint64_t>(options_.initial_samples, devices_);
+    initial_ = options_.latin_hypercube ? search::latin_hypercube(space, samples, random_)
+                                        : space.sample(random_.engine(), samples);
     if (!first.empty()) {
       for (ConfigIndex c : initial_) {
         if (std::find(first.begin(), first.end(), c) == first.end()) first.push_back(c);
@@ -326,6 +334,7 @@ class BayesSearcher final : public Searcher {
     model_ = std::make_unique<IncrementalCholesky>(dims_, options_.covariance);
     model_points_.clear();
     modelled_ = 0;
+    lies_.clear();
     refit({}, kFirstNugget);
     dense_.assign(space.size() <= kDenseUpTo ? space.size() : 0, Dense{});
     draw_ = 0;
@@ -334,14 +343,15 @@ class BayesSearcher final : public Searcher {
 
   std::vector<Proposal> propose(std::size_t max) override {
     std::vector<Proposal> out;
-    if (awaiting_profile_) return out;  // its reaction draws the next samples
+    // Its reaction draws the next samples (on several devices the others go on meanwhile).
+    if (awaiting_profile_ && devices_ == 1) return out;
     if (max > 0 && next_initial_ == 0 && !initial_.empty() && options_.reaction_draws > 0 && options_.counter_model) {
       awaiting_profile_ = initial_[next_initial_++];
       memory_.propose(*awaiting_profile_);
       Proposal profiled{*awaiting_profile_, {}};
       profiled.measure.counters = true;
       out.push_back(profiled);
-      return out;
+      if (devices_ == 1) return out;
     }
     while (out.size() < max && next_initial_ < initial_.size()) {
       if (memory_.seen(initial_[next_initial_])) {  // drawn by the reaction as well
@@ -350,6 +360,17 @@ class BayesSearcher final : public Searcher {
       }
       memory_.propose(initial_[next_initial_]);
       out.push_back({initial_[next_initial_++], {}});
+    }
+    if (devices_ > 1) {
+      // The initial samples are all proposed: each further choice lies about the pending ones.
+      while (out.size() < max && !measured_.empty() && !memory_.exhausted()) {
+        const std::vector<ConfigIndex> next = most_promising(1);
+        if (next.empty()) break;
+        memory_.propose(next.front());
+        out.push_back({next.front(), {}});
+        lie_about(next.front());
+      }
+      return out;
     }
     if (out.size() < max && memory_.pending() == 0 && !memory_.exhausted()) {
       // The initial samples are all measured now.
@@ -364,6 +385,8 @@ class BayesSearcher final : public Searcher {
   }
 
   std::vector<Explanation> take_explanations() override { return std::exchange(explanations_, {}); }
+
+  void parallel(std::size_t devices) override { devices_ = std::max<std::size_t>(1, devices); }
 
   void observe(const Result& result) override {
     double cost = memory_.observe(result);
@@ -399,6 +422,7 @@ class BayesSearcher final : public Searcher {
   // dot products with itself and with the model's solved targets (see targets_).
   struct Kept {
     std::uint64_t generation = 0;
+    std::uint64_t targets = 0;  // the targets_version_ its dot products are of
     double explained = 0, ok = 0, failed = 0, one = 0;
     std::vector<double> v;
   };
@@ -597,6 +621,13 @@ class BayesSearcher final : public Searcher {
       k.generation = generation_;
       k.explained = k.ok = k.failed = k.one = 0;
     }
+    if (k.targets != targets_version_) {
+      // A lie was replaced by its real cost: the targets changed under the kept products.
+      k.targets = targets_version_;
+      k.ok = dot(k.v.data(), targets_.ok.data(), k.v.size());
+      k.failed = dot(k.v.data(), targets_.failed.data(), k.v.size());
+      k.one = dot(k.v.data(), targets_.one.data(), k.v.size());
+    }
     const std::size_t from = k.v.size();
     if (from == model_->size()) return k;
     if (k.v.capacity() < model_->size()) {
@@ -695,11 +726,28 @@ class BayesSearcher final : public Searcher {
     const std::size_t cap = options_.max_points;
     if (measured_.size() > cap) {
       refit(selection(measured_, cap), kFirstNugget);
-      for (; modelled_ < measured_.size(); ++modelled_) forget(measured_[modelled_].second);
+      for (; modelled_ < measured_.size(); ++modelled_) {
+        lies_.erase(measured_[modelled_].second);
+        forget(measured_[modelled_].second);
+      }
+      std::vector<ConfigIndex> pending(lies_.begin(), lies_.end());
+      std::sort(pending.begin(), pending.end());
+      lies_.clear();
+      for (ConfigIndex c : pending) lie_about(c);
       return;
     }
+    bool retarget = false;
     for (; modelled_ < measured_.size(); ++modelled_) {
       const auto point = measured_[modelled_];
+      if (lies_.erase(point.second) > 0) {
+        // In the model already, under a lie: its real cost takes the lie's place.
+        for (auto& model_point : model_points_) {
+          if (model_point.second == point.second) model_point.first = point.first;
+        }
+        retarget = true;
+        forget(point.second);
+        continue;
+      }
       // Its v is mostly kept from the choice that proposed it.
       const std::uint32_t slot = slot_for(point.second);
       scored(slot);
@@ -713,6 +761,24 @@ class BayesSearcher final : public Searcher {
       }
       forget(point.second);
     }
+    if (retarget) {
+      targets_ = {};
+      extend_targets();
+      ++targets_version_;
+    }
+  }
+
+  // The constant liar: the pending configuration `c` joins the model with the fastest cost
+  // measured so far (left out when the kernel matrix would not stay positive definite).
+  void lie_about(ConfigIndex c) {
+    const std::uint32_t slot = slot_for(c);
+    scored(slot);
+    if (model_->append(kept_x_.data() + std::size_t{slot} * dims_, kept_[slot].v)) {
+      model_points_.emplace_back(fastest_.first, c);
+      extend_targets();
+      lies_.insert(c);
+    }
+    forget(c);
   }
 
   std::vector<ConfigIndex> most_promising(std::size_t count) {
@@ -876,6 +942,9 @@ class BayesSearcher final : public Searcher {
   Targets targets_;
   std::size_t modelled_ = 0;      // measured_[0 .. modelled_) have been offered to the model
   std::uint64_t generation_ = 0;  // bumped by every refit, when all kept v go stale
+  std::uint64_t targets_version_ = 0;    // bumped when a lie's real cost replaces it
+  std::unordered_set<ConfigIndex> lies_;  // pending configurations in the model under a lie
+  std::size_t devices_ = 1;               // tests at once (parallel())
 
   std::vector<Dense> dense_;  // per configuration, in spaces up to kDenseUpTo
   std::unordered_map<ConfigIndex, std::uint32_t> sparse_;  // configuration -> slot, in larger ones

@@ -21,6 +21,7 @@ class DefaultSearcher final : public Searcher {
   void start(const Space& space) override { chosen_->start(space); }
   std::vector<Proposal> propose(std::size_t max) override { return chosen_->propose(max); }
   void observe(const Result& result) override { chosen_->observe(result); }
+  void parallel(std::size_t devices) override { chosen_->parallel(devices); }
   std::vector<Explanation> take_explanations() override { return chosen_->take_explanations(); }
 
  private:

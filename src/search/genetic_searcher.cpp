@@ -52,9 +52,10 @@ class GeneticSearcher final : public Searcher {
     space_ = &space;
     memory_.reset(space.size());
     const std::uint64_t size = space.size();
-    population_size_ = options_.popsize_given
-                           ? std::min(size, options_.popsize)
-                           : std::max<std::uint64_t>(1, std::min((size + 1) / 2, options_.popsize));
+    // On more devices than a generation has members, a generation fills them all.
+    const std::uint64_t popsize = options_.popsize_given ? options_.popsize : std::max(options_.popsize, devices_);
+    population_size_ = options_.popsize_given ? std::min(size, popsize)
+                                              : std::max<std::uint64_t>(1, std::min((size + 1) / 2, popsize));
     best_.reset();
     stalled_ = 0;
     if (options_.screen > 1) model_.start(space);
@@ -81,6 +82,8 @@ class GeneticSearcher final : public Searcher {
     }
     return out;
   }
+
+  void parallel(std::size_t devices) override { devices_ = devices; }
 
   void observe(const Result& result) override {
     const double cost = memory_.observe(result);
@@ -238,6 +241,7 @@ class GeneticSearcher final : public Searcher {
   const Space* space_ = nullptr;
   search::Memory memory_;
   std::uint64_t population_size_ = 0;
+  std::uint64_t devices_ = 1;  // tests at once (parallel())
   std::vector<ConfigIndex> population_;
   std::size_t next_untested_ = 0;  // members before this one have been proposed or skipped
   std::uint64_t generation_ = 0;

@@ -53,6 +53,11 @@ class ClimbingSearcher : public Searcher {
     return out;
   }
 
+  // On several devices a first-improvement climb tests as many neighbours at once as there
+  // are devices and moves at the first one that beats the centre (a best-improvement climb
+  // tests whole neighbourhoods at once anyway).
+  void parallel(std::size_t devices) final { parallel_ = devices > 1; }
+
   void observe(const Result& result) final {
     const double cost = memory_.observe(result);
     if (centre_ && cost < move_cost_) {
@@ -93,13 +98,13 @@ class ClimbingSearcher : public Searcher {
         return start_;
       }
       const bool waiting = memory_.pending() > 0;
-      const bool moves_now = options_.first_improvement ? !waiting : queue_.empty() && !waiting;
+      const bool moves_now = options_.first_improvement ? !waiting || parallel_ : queue_.empty() && !waiting;
       if (move_ && moves_now) {
         settle(*move_);
         continue;
       }
       if (!queue_.empty()) {
-        if (options_.first_improvement && waiting) return std::nullopt;
+        if (options_.first_improvement && waiting && !parallel_) return std::nullopt;
         ConfigIndex next = queue_.back();
         queue_.pop_back();
         return next;
@@ -141,6 +146,7 @@ class ClimbingSearcher : public Searcher {
   std::optional<ConfigIndex> move_;  // the fastest neighbour known to beat the centre
   double move_cost_ = 0;
   int idle_climbs_ = 0;
+  bool parallel_ = false;  // several devices (parallel())
 };
 
 }  // namespace steer::search

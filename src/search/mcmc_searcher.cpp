@@ -3,6 +3,7 @@
 // configuration within Hamming distance 2 of the origin, which becomes the new origin when it
 // is at least as fast, or by a random escape with small probability; an origin with no
 // untested neighbour left is replaced by a random untested configuration.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -32,14 +33,20 @@ class McmcSearcher final : public Searcher {
     origin_cost_ = std::numeric_limits<double>::infinity();
   }
 
-  // One test at a time: each step depends on the previous result.
+  // One test at a time on one device: each step depends on the previous result. On several
+  // (parallel()), a step per free device from the same origin, each judged as it finishes.
   std::vector<Proposal> propose(std::size_t max) override {
-    if (max == 0 || memory_.pending() > 0) return {};
-    const std::optional<ConfigIndex> next = step();
-    if (!next) return {};
-    memory_.propose(*next);
-    return {{*next, {}}};
+    std::vector<Proposal> out;
+    while (out.size() < max && memory_.pending() < devices_) {
+      const std::optional<ConfigIndex> next = step();
+      if (!next) break;
+      memory_.propose(*next);
+      out.push_back({*next, {}});
+    }
+    return out;
   }
+
+  void parallel(std::size_t devices) override { devices_ = std::max<std::size_t>(1, devices); }
 
   void observe(const Result& result) override {
     const double cost = memory_.observe(result);
@@ -79,6 +86,7 @@ class McmcSearcher final : public Searcher {
   const Space* space_ = nullptr;
   search::Memory memory_;
   std::uint64_t boot_left_ = 0;
+  std::size_t devices_ = 1;  // tests at once (parallel())
   std::optional<ConfigIndex> origin_;
   double origin_cost_ = std::numeric_limits<double>::infinity();
 };

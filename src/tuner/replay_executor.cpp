@@ -1,7 +1,9 @@
 // Replaying a recording on a simulated clock: each test returns what was recorded for its
 // configuration and costs what it cost when it was recorded.
+#include <algorithm>
 #include <cmath>
 
+#include "steer/error.hpp"
 #include "steer/tuner.hpp"
 
 namespace steer {
@@ -57,8 +59,8 @@ double test_cost_ms(const Recording& recording, ConfigIndex config, const Measur
   return test_cost_ms(recording, config, measure, cost, RecordedCosts::of(recording));
 }
 
-ReplayExecutor::ReplayExecutor(const Recording& recording, CostModel cost)
-    : recording_(recording), cost_(cost), recorded_(RecordedCosts::of(recording)) {
+ReplayExecutor::ReplayExecutor(const Recording& recording, CostModel cost, std::size_t devices)
+    : recording_(recording), cost_(cost), recorded_(RecordedCosts::of(recording)), devices_(std::max<std::size_t>(1, devices)) {
   info_.device.backend = "replay";
   info_.device.name = recording.device();
   info_.spec_name = recording.kernel();
@@ -73,6 +75,30 @@ const Result& ReplayExecutor::run(ConfigIndex config, PreparedTest*, const RunOp
   if (const Result* recorded = recording_.recorded(config)) return *recorded;
   missing_ = recording_.replay(config);
   return missing_;
+}
+
+void ReplayExecutor::submit(ConfigIndex config, std::unique_ptr<PreparedTest>, const RunOptions& run) {
+  if (running_.size() >= devices_) throw Error("replay: a test was submitted while every simulated device was busy");
+  // The free device with the lowest number.
+  std::size_t device = 0;
+  while (std::any_of(running_.begin(), running_.end(), [&](const Running& r) { return r.device == device; })) ++device;
+  running_.push_back({clock_ms_ + test_cost_ms(recording_, config, run.measure, cost_, recorded_), submitted_++, config,
+                      device});
+}
+
+Executor::Finished ReplayExecutor::next() {
+  if (running_.empty()) throw Error("replay: next() with no test running");
+  auto first = std::min_element(running_.begin(), running_.end(), [](const Running& a, const Running& b) {
+    return a.end_ms != b.end_ms ? a.end_ms < b.end_ms : a.order < b.order;
+  });
+  const Running done = *first;
+  running_.erase(first);
+  clock_ms_ = std::max(clock_ms_, done.end_ms);
+  Finished finished;
+  const Result* recorded = recording_.recorded(done.config);
+  finished.result = recorded ? *recorded : recording_.replay(done.config);
+  finished.slot = done.device;
+  return finished;
 }
 
 }  // namespace steer

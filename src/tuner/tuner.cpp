@@ -56,6 +56,15 @@ class Loop {
 
  private:
   bool should_stop();
+  // One test at a time (Executor::slots() == 1), or several at once.
+  void run_sequential();
+  void run_parallel();
+  // A finished test of run_parallel: stored, observed, recorded.
+  void finish(Pending& pending, Result result, bool resumed, double overhead_ms);
+  // Warnings of a test, each said once per run.
+  void say_warnings(const Result& result, std::vector<std::string>& warnings);
+  // Commits a finished test to the store (unless it was served from it) and scores it.
+  void store_finished(Pending& pending, std::optional<Result>& owned, bool resumed);
   void refill();
   void final_check();
   void forward_explanations() {
@@ -92,6 +101,8 @@ class Loop {
   std::unordered_map<std::string, Result> stored_;
   std::deque<Pending> pipeline_;
   std::size_t ahead_ = 1;
+  std::size_t in_flight_ = 0;  // submitted and not yet finished (run_parallel)
+  std::unordered_map<ConfigIndex, Pending> submitted_;
   bool searcher_done_ = false;
 
   Clock::time_point start_;           // real time; the executor keeps the run's clock
@@ -191,14 +202,15 @@ bool Loop::should_stop() {
 
 void Loop::refill() {
   if (searcher_done_) return;
-  std::uint64_t budget_left = planned_tests() - std::min(planned_tests(), summary_.tests + pipeline_.size());
-  std::size_t want = std::min<std::uint64_t>(ahead_ - std::min(ahead_, pipeline_.size()), budget_left);
+  const std::size_t waiting = pipeline_.size() + in_flight_;
+  std::uint64_t budget_left = planned_tests() - std::min(planned_tests(), summary_.tests + waiting);
+  std::size_t want = std::min<std::uint64_t>(ahead_ - std::min(ahead_, waiting), budget_left);
   if (want == 0) return;
   const Clock::time_point propose_start = Clock::now();
   std::vector<Proposal> proposals = searcher_.propose(want);
   charge_searcher(propose_start);
   forward_explanations();
-  if (proposals.empty() && pipeline_.empty()) searcher_done_ = true;
+  if (proposals.empty() && pipeline_.empty() && in_flight_ == 0) searcher_done_ = true;
   for (Proposal& proposal : proposals) {
     Pending pending;
     pending.proposal = proposal;
@@ -247,12 +259,7 @@ const Result& Loop::execute(Pending& pending) {
   summary_.run_s += run_s;
   summary_.validation_s += result.validation_ms / 1e3;
   summary_.compile_cpu_s += result.compile_ms / 1e3;
-  for (std::string& warning : conditions_.observe(result, summary_.tests + 1)) warnings.push_back(std::move(warning));
-  for (std::string& warning : warnings) {
-    if (std::find(summary_.warnings.begin(), summary_.warnings.end(), warning) != summary_.warnings.end()) continue;
-    if (options_.on_warning) options_.on_warning(warning);
-    summary_.warnings.push_back(std::move(warning));
-  }
+  say_warnings(result, warnings);
   if (result.profiling_passes > 0) {
     ++summary_.profiled;
     summary_.profiling_s += result.profiling_ms / 1e3;
@@ -263,6 +270,15 @@ const Result& Loop::execute(Pending& pending) {
     }
   }
   return result;
+}
+
+void Loop::say_warnings(const Result& result, std::vector<std::string>& warnings) {
+  for (std::string& warning : conditions_.observe(result, summary_.tests + 1)) warnings.push_back(std::move(warning));
+  for (std::string& warning : warnings) {
+    if (std::find(summary_.warnings.begin(), summary_.warnings.end(), warning) != summary_.warnings.end()) continue;
+    if (options_.on_warning) options_.on_warning(warning);
+    summary_.warnings.push_back(std::move(warning));
+  }
 }
 
 Result Loop::configuration_of(ConfigIndex config) const {
@@ -400,64 +416,38 @@ void Loop::final_check() {
   summary_.best = winner.result;
 }
 
-TuneSummary Loop::run() {
-  start_ = Clock::now();
-  const ExecutorInfo& info = executor_.info();
-  summary_.device = info.device.name;
-  summary_.problem_size = info.problem_size;
-  summary_.objective = options_.objective.name();
-  flops_ = info.flops;
-  run_measure_ = options_.run.measure;
-  if (options_.objective.needs_energy()) run_measure_.energy = true;
-  if (options_.objective.needs_flops() && !flops_) {
-    throw Error(fmt::format("the objective {} needs the FLOP count of size '{}', which spec '{}' does not give",
-                            options_.objective.name(), info.problem_size, info.spec_name));
+// Commits a finished test to the store (unless it was served from it) and scores it under
+// the objective.
+void Loop::store_finished(Pending& pending, std::optional<Result>& owned, bool resumed) {
+  if (!owned) return;  // neither a store nor an objective's score needs it (a replay)
+  const Result* outcome = &*owned;
+  if (store_ && !resumed && !pending.replaced && all_failed_alike_ && outcome->independent_of_configuration) {
+    // Stored once it is clear that the run goes on (fail_early), never if it stops there.
+    withheld_.push_back(*owned);
+    store_->clear_running(tuning_id_);
+  } else if (store_ && !resumed) {
+    store_withheld();
+    Result& result = *owned;
+    if (pending.replaced && !result.ok()) {
+      // Measured again only to add counters or energy, and failed this time: never lose
+      // the valid measurement the store holds.
+      result.message += "; the store keeps this configuration's earlier valid test";
+      store_->clear_running(tuning_id_);
+    } else if (pending.replaced) {
+      keep_what_was_not_measured_again(*pending.replaced, result);
+      store_->replace(tuning_id_, result);
+    } else {
+      store_->append(tuning_id_, result);
+    }
   }
-  run_options_ = options_.run;
-  if (options_.timeout_ms) {
-    run_options_.timeout_ms = *options_.timeout_ms;
-  } else if (info.timeout_ms) {
-    run_options_.timeout_ms = *info.timeout_ms;
+  if (options_.objective.kind() != Objective::Kind::Time) {
+    bests_.update(*owned);
+    owned->score = options_.objective.score(*owned, bests_, flops_);
   }
-  run_options_.interrupt = options_.interrupt;
-  executor_.start(run_options_);
+}
 
-  if (store_) {
-    const tuner_detail::TuningChoice choice = tuner_detail::choose_tuning(*store_, info, executor_.content(), options_);
-    tuning_id_ = choice.id;
-    summary_.tuning = choice.id;
-    summary_.new_tuning = choice.created;
-    for (const std::string& warning : choice.warnings) {
-      if (options_.on_warning) options_.on_warning(warning);
-      summary_.warnings.push_back(warning);
-    }
-    if (!executor_.simulated()) store_abandoned_tests();
-    for (Result& stored : store_->results(tuning_id_)) {
-      std::string key = stored.key();
-      stored_.emplace(std::move(key), std::move(stored));
-    }
-  }
-  const bool compilers_would_disturb = info.device.runs_on_host_cores && options_.compile_threads == 0;
-  if (options_.compile_ahead && !executor_.simulated() && !compilers_would_disturb) {
-    unsigned threads = options_.compile_threads > 0
-                           ? static_cast<unsigned>(options_.compile_threads)
-                           : std::max(1u, std::thread::hardware_concurrency() - 1);
-    try {
-      pool_ = std::make_unique<ThreadPool>(threads);
-    } catch (const std::system_error& e) {
-      throw Error(fmt::format("cannot start {} compiler threads ({}): ask for fewer with --compile-threads", threads,
-                              e.what()));
-    }
-    summary_.compiled_ahead = true;
-    ahead_ = 2 * threads;
-  }
-  if (options_.window > 0) ahead_ = options_.window;
-  progress_.planned = planned_tests();
-  const Clock::time_point searcher_start = Clock::now();
-  searcher_.start(space_);
-  charge_searcher(searcher_start);
-  summary_.setup_s = seconds_since(start_);
-
+// One test at a time: the loop as it runs on one device.
+void Loop::run_sequential() {
   // One clock read per test marks where the last one ended: the framework's time per test
   // is what the test took beyond compile waits, runs and validation.
   Clock::time_point iteration_start = Clock::now();
@@ -499,29 +489,7 @@ TuneSummary Loop::run() {
       if (!executor_.simulated()) fail_early(*outcome);
     }
     if (owned) outcome = &*owned;
-    if (store_ && !resumed && !pending.replaced && all_failed_alike_ && outcome->independent_of_configuration) {
-      // Stored once it is clear that the run goes on (fail_early), never if it stops there.
-      withheld_.push_back(*owned);
-      store_->clear_running(tuning_id_);
-    } else if (store_ && !resumed) {
-      store_withheld();
-      Result& result = *owned;
-      if (pending.replaced && !result.ok()) {
-        // Measured again only to add counters or energy, and failed this time: never lose
-        // the valid measurement the store holds.
-        result.message += "; the store keeps this configuration's earlier valid test";
-        store_->clear_running(tuning_id_);
-      } else if (pending.replaced) {
-        keep_what_was_not_measured_again(*pending.replaced, result);
-        store_->replace(tuning_id_, result);
-      } else {
-        store_->append(tuning_id_, result);
-      }
-    }
-    if (options_.objective.kind() != Objective::Kind::Time) {
-      bests_.update(*owned);
-      owned->score = options_.objective.score(*owned, bests_, flops_);
-    }
+    store_finished(pending, owned, resumed);
     const Clock::time_point observe_start = Clock::now();
     searcher_.observe(*outcome);
     charge_searcher(observe_start);
@@ -533,6 +501,162 @@ TuneSummary Loop::run() {
     if (owned) owned->overhead_ms = overhead_ms;
     record(*outcome, owned ? &*owned : nullptr, resumed, overhead_ms);
     forward_explanations();
+  }
+}
+
+// Several tests at once: tests go to free slots as the searcher proposes them, and finish
+// in the order the executor says (on a simulated clock, the earliest first). A stop rule met
+// lets the running tests finish (each is a measurement already paid for) and starts no new
+// one; an interrupt abandons them.
+void Loop::run_parallel() {
+  bool stopping = false;
+  Clock::time_point last = Clock::now();
+  for (;;) {
+    // A slot that is lost (a device that failed, an MPI rank that died) leaves fewer.
+    const std::size_t slots = executor_.slots();
+    if (slots == 0 && in_flight_ == 0) {
+      throw Error("every device of the run was lost (the warnings say how); the finished tests are stored");
+    }
+    if (!stopping && should_stop()) {
+      if (summary_.interrupted) break;
+      stopping = true;
+    }
+    if (!stopping) {
+      refill();
+      while (in_flight_ < slots && !pipeline_.empty()) {
+        Pending pending = std::move(pipeline_.front());
+        pipeline_.pop_front();
+        if (pending.cached) {
+          Result cached = std::move(*pending.cached);
+          finish(pending, std::move(cached), true, 0);
+          if (should_stop()) {
+            stopping = true;
+            break;
+          }
+          continue;
+        }
+        const ConfigIndex config = pending.proposal.config;
+        run_options_.measure = pending.proposal.measure;
+        executor_.submit(config, nullptr, run_options_);
+        submitted_.emplace(config, std::move(pending));
+        ++in_flight_;
+      }
+      if (summary_.interrupted) break;
+      if (in_flight_ == 0) {
+        if (!pipeline_.empty() || (!searcher_done_ && !stopping)) continue;
+        if (summary_.stop_reason.empty()) summary_.stop_reason = "searcher finished";
+        break;
+      }
+    }
+    if (in_flight_ == 0) break;
+    Executor::Finished finished;
+    const Clock::time_point wait_start = Clock::now();
+    try {
+      finished = executor_.next();
+    } catch (const Interrupted&) {
+      summary_.interrupted = true;
+      summary_.stop_reason = "interrupted";
+      break;
+    }
+    const double waited_s = seconds_since(wait_start);
+    summary_.run_s += waited_s;
+    --in_flight_;
+    auto it = submitted_.find(finished.result.config_index);
+    if (it == submitted_.end()) {
+      throw Error(fmt::format("the executor finished configuration {}, which was not running",
+                              finished.result.config_index));
+    }
+    Pending pending = std::move(it->second);
+    submitted_.erase(it);
+    summary_.compile_cpu_s += finished.result.compile_ms / 1e3;
+    say_warnings(finished.result, finished.warnings);
+    if (!executor_.simulated()) fail_early(finished.result);
+    const double overhead_ms = std::max(0.0, seconds_since(last) - waited_s) * 1e3;
+    finish(pending, std::move(finished.result), false, overhead_ms);
+    last = Clock::now();
+  }
+  submitted_.clear();
+  in_flight_ = 0;
+}
+
+void Loop::finish(Pending& pending, Result result, bool resumed, double overhead_ms) {
+  progress_.measured = pending.proposal.measure;
+  std::optional<Result> owned = std::move(result);
+  store_finished(pending, owned, resumed);
+  const Clock::time_point observe_start = Clock::now();
+  searcher_.observe(*owned);
+  charge_searcher(observe_start);
+  if (!resumed) owned->overhead_ms = overhead_ms;
+  record(*owned, &*owned, resumed, overhead_ms);
+  forward_explanations();
+}
+
+TuneSummary Loop::run() {
+  start_ = Clock::now();
+  const ExecutorInfo& info = executor_.info();
+  summary_.device = info.device.name;
+  summary_.problem_size = info.problem_size;
+  summary_.objective = options_.objective.name();
+  flops_ = info.flops;
+  run_measure_ = options_.run.measure;
+  if (options_.objective.needs_energy()) run_measure_.energy = true;
+  if (options_.objective.needs_flops() && !flops_) {
+    throw Error(fmt::format("the objective {} needs the FLOP count of size '{}', which spec '{}' does not give",
+                            options_.objective.name(), info.problem_size, info.spec_name));
+  }
+  run_options_ = options_.run;
+  if (options_.timeout_ms) {
+    run_options_.timeout_ms = *options_.timeout_ms;
+  } else if (info.timeout_ms) {
+    run_options_.timeout_ms = *info.timeout_ms;
+  }
+  run_options_.interrupt = options_.interrupt;
+  executor_.start(run_options_);
+  summary_.devices = executor_.slots();
+
+  if (store_) {
+    const tuner_detail::TuningChoice choice = tuner_detail::choose_tuning(*store_, info, executor_.content(), options_);
+    tuning_id_ = choice.id;
+    summary_.tuning = choice.id;
+    summary_.new_tuning = choice.created;
+    for (const std::string& warning : choice.warnings) {
+      if (options_.on_warning) options_.on_warning(warning);
+      summary_.warnings.push_back(warning);
+    }
+    if (!executor_.simulated()) store_abandoned_tests();
+    for (Result& stored : store_->results(tuning_id_)) {
+      std::string key = stored.key();
+      stored_.emplace(std::move(key), std::move(stored));
+    }
+  }
+  const bool compilers_would_disturb = info.device.runs_on_host_cores && options_.compile_threads == 0;
+  const bool parallel = executor_.slots() > 1;  // each slot prepares its own tests
+  if (options_.compile_ahead && !executor_.simulated() && !compilers_would_disturb && !parallel) {
+    unsigned threads = options_.compile_threads > 0
+                           ? static_cast<unsigned>(options_.compile_threads)
+                           : std::max(1u, std::thread::hardware_concurrency() - 1);
+    try {
+      pool_ = std::make_unique<ThreadPool>(threads);
+    } catch (const std::system_error& e) {
+      throw Error(fmt::format("cannot start {} compiler threads ({}): ask for fewer with --compile-threads", threads,
+                              e.what()));
+    }
+    summary_.compiled_ahead = true;
+    ahead_ = 2 * threads;
+  }
+  if (options_.window > 0) ahead_ = options_.window;
+  if (parallel) ahead_ = std::max(ahead_, executor_.slots());  // a proposal for every slot
+  progress_.planned = planned_tests();
+  const Clock::time_point searcher_start = Clock::now();
+  if (parallel) searcher_.parallel(executor_.slots());
+  searcher_.start(space_);
+  charge_searcher(searcher_start);
+  summary_.setup_s = seconds_since(start_);
+
+  if (executor_.slots() > 1) {
+    run_parallel();
+  } else {
+    run_sequential();
   }
   if (store_) store_withheld();
   // Proposals still in the pipeline are never run: drop their queued compiles.
@@ -580,6 +704,12 @@ TuneSummary Loop::run() {
 }
 
 }  // namespace
+
+void Executor::submit(ConfigIndex, std::unique_ptr<PreparedTest>, const RunOptions&) {
+  throw Error("this executor runs one test at a time: use run()");
+}
+
+Executor::Finished Executor::next() { throw Error("this executor runs one test at a time: use run()"); }
 
 TuneSummary tune(const Space& space, Executor& executor, Searcher& searcher, Store* store,
                  const TuneOptions& options) {

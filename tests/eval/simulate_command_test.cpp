@@ -137,6 +137,24 @@ TEST(SimulateCommand, ReadsAGzippedResultsStore) {
   EXPECT_FALSE(report["searchers"][0].contains("run_tests_to_target")) << "per-run data only with --details";
 }
 
+// The replay standing in for N devices: the same searches, tests run N at a time on the
+// simulated clock, and the time to the target shrinks with the devices.
+TEST(SimulateCommand, DevicesSimulatesTuningOnThatManyDevicesAtOnce) {
+  auto mean_time = [](int devices) {
+    Outcome outcome = run_steer("simulate --data '" STEER_SOURCE_DIR "/data/h200/transpose_h200.db.gz' --searcher "
+                                "random --runs 20 --no-score --no-searcher-time --json --devices " +
+                                    std::to_string(devices),
+                                false);
+    EXPECT_EQ(outcome.exit_code, 0) << outcome.output;
+    return nlohmann::json::parse(outcome.output)["searchers"][0];
+  };
+  const nlohmann::json one = mean_time(1), four = mean_time(4);
+  EXPECT_EQ(four["failed_runs"], 0);
+  // Random search tests the same configurations in the same order on any number of devices.
+  EXPECT_NEAR(four["mean_tests"].get<double>(), one["mean_tests"].get<double>(), 0.1 * one["mean_tests"].get<double>());
+  EXPECT_LT(four["mean_time_s"].get<double>(), one["mean_time_s"].get<double>() / 3) << "at least 3x on 4 devices";
+}
+
 TEST(SimulateCommand, WithCountersReplaysOnlyWhatCouldHaveBeenProfiled) {
   // Replays a recording of data/h200/ with --with-counters; expects configurations, valid
   // ones, and valid tests left out for lack of counters.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "steer/error.hpp"
@@ -64,6 +65,68 @@ TEST_P(EverySearcher, NeverProposesMoreThanAsked) {
   searcher->start(space);
   EXPECT_EQ(searcher->propose(1).size(), 1u);
   EXPECT_TRUE(searcher->propose(0).empty());
+}
+
+// As the loop drives a searcher on `devices` devices: it asks for proposals while a device
+// is free, and results come back in an order of their own (here: the most recent proposal
+// first, every other time the oldest). Returns the order proposed and the mean number of
+// tests running when each finished.
+struct ParallelDrain {
+  std::vector<ConfigIndex> order;
+  double mean_running = 0;
+};
+ParallelDrain drain_parallel(Searcher& searcher, const Space& space, std::size_t devices,
+                             std::size_t limit = std::numeric_limits<std::size_t>::max()) {
+  searcher.parallel(devices);
+  searcher.start(space);
+  ParallelDrain drain;
+  std::vector<ConfigIndex> running;
+  double running_sum = 0;
+  for (std::size_t finished = 0;; ++finished) {
+    const std::size_t free = std::min(devices - running.size(), limit - drain.order.size());
+    std::vector<Proposal> proposals = searcher.propose(free);
+    EXPECT_LE(proposals.size(), free);
+    for (const Proposal& p : proposals) {
+      drain.order.push_back(p.config);
+      running.push_back(p.config);
+    }
+    if (running.empty()) break;
+    running_sum += static_cast<double>(running.size());
+    auto done = finished % 2 == 0 ? running.end() - 1 : running.begin();
+    Result r;
+    r.config_index = *done;
+    r.status = Status::Ok;
+    r.time.median_ms = static_cast<double>(*done % 7) + 1;
+    running.erase(done);
+    searcher.observe(r);
+  }
+  drain.mean_running = drain.order.empty() ? 0 : running_sum / static_cast<double>(drain.order.size());
+  return drain;
+}
+
+TEST_P(EverySearcher, OnSeveralDevicesProposesEveryConfigurationOnceInWhateverOrderResultsFinish) {
+  Space space = small_space();
+  auto searcher = make_searcher(GetParam(), SearcherOptions{.seed = 9});
+  std::vector<ConfigIndex> order = drain_parallel(*searcher, space, 4).order;
+  std::set<ConfigIndex> distinct(order.begin(), order.end());
+  EXPECT_EQ(distinct.size(), order.size()) << "no repeats";
+  EXPECT_EQ(order.size(), space.size()) << "nothing left out";
+}
+
+// Searchers that need each result before their next step get a batch rule on several
+// devices: the constant liar (bayes), several neighbours at once (the climbs, annealing,
+// mcmc). The devices are kept busy for most of the run (a climb waits for the last of its
+// neighbourhood before it moves on).
+TEST(ParallelSearchers, SequentialSearchersKeepTheDevicesBusy) {
+  SpaceDefinition def;
+  for (const char* name : {"A", "B", "C", "D"}) def.add_parameter(name, std::vector<Value>{1, 2, 3, 4, 5, 6});
+  const Space space = Space::build(def);
+  for (const char* name : {"bayes", "annealing", "mcmc", "mls", "ils", "basin-hopping"}) {
+    auto searcher = make_searcher(name, SearcherOptions{.seed = 3, .settings = {}});
+    const ParallelDrain drain = drain_parallel(*searcher, space, 4, 200);
+    EXPECT_EQ(drain.order.size(), 200u) << name;
+    EXPECT_GE(drain.mean_running, 2.75) << name << ": on average this many of 4 devices were busy";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Registered, EverySearcher,

@@ -9,54 +9,14 @@
 #include "steer/recording.hpp"
 #include "steer/store.hpp"
 #include "steer/tuner.hpp"
+#include "tuner/six_configurations.hpp"
 
 namespace steer {
 namespace {
 
-// The recorded costs alone: the searchers' own measured computation is left out.
-CostModel exact() {
-  CostModel cost;
-  cost.charge_searcher = false;
-  return cost;
-}
-
-// X in {1, ..., 6}: X ms to run and 100 ms to compile each; X=4 failed to compile.
-Recording six_configurations() {
-  ImportedRecording imported;
-  imported.device = "Recorded GPU";
-  imported.kernel = "six";
-  imported.parameters = {{"X", {1, 2, 3, 4, 5, 6}}};
-  for (int x = 1; x <= 6; ++x) {
-    Result result;
-    result.configuration = {{"X", x}};
-    result.compile_ms = 100;
-    if (x == 4) {
-      result.status = Status::CompileError;
-      result.message = "error: too many registers";
-    } else {
-      result.status = Status::Ok;
-      result.time = TimingStats::from_samples({static_cast<double>(x)});
-    }
-    imported.results.push_back(result);
-  }
-  return Recording::from_import(imported);
-}
-
-// Proposes the configurations from the last to the first.
-class Descending final : public Searcher {
- public:
-  std::string name() const override { return "descending"; }
-  void start(const Space& space) override { next_ = space.size(); }
-  std::vector<Proposal> propose(std::size_t max) override {
-    std::vector<Proposal> out;
-    while (out.size() < max && next_ > 0) out.push_back(Proposal{--next_, {}});
-    return out;
-  }
-  void observe(const Result&) override {}
-
- private:
-  ConfigIndex next_ = 0;
-};
+using testing_support::Descending;
+using testing_support::exact;
+using testing_support::six_configurations;
 
 TEST(ReplayExecutor, TheClockAdvancesByWhatEachTestCost) {
   Recording recording = six_configurations();

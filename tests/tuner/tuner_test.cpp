@@ -739,6 +739,87 @@ TEST_F(TunerTest, AnInterruptDuringATestEndsTheRunAndStoresNothingForThatTest) {
   EXPECT_TRUE(store.take_abandoned(tunings[0].first).empty());
 }
 
+// A slot of a DevicePool that answers as a device would, until its `lose_at`-th test, where
+// it is lost (an MPI rank that died or stopped answering, a device gone).
+class LosableSlot final : public Slot {
+ public:
+  LosableSlot(const DeviceExecutor& like, int lose_at) : like_(like), lose_at_(lose_at) {}
+  std::string name() const override { return "rank 7 on elsewhere"; }
+  void start(const RunOptions&) override {}
+  Result run(ConfigIndex config, const RunOptions&, std::vector<std::string>&) override {
+    if (++tests_ == lose_at_) throw SlotLost("rank 7 gave no result within 600 s");
+    Result result = like_.test_of(config);
+    result.status = Status::Ok;
+    result.time = TimingStats::from_samples({100.0 + static_cast<double>(config)});
+    return result;
+  }
+
+ private:
+  const DeviceExecutor& like_;
+  int lose_at_;
+  int tests_ = 0;
+};
+
+// Several devices at once through a DevicePool: a slot that is lost records its test as
+// failed, saying which and why, takes no more, and the run goes on on the others.
+TEST_F(TunerTest, ASlotThatIsLostFailsItsTestAndTheRunGoesOnOnTheOthers) {
+  auto primary = std::make_unique<DeviceExecutor>(spec_, *space_, backend_);
+  DeviceExecutor& first = *primary;
+  std::vector<std::unique_ptr<Slot>> slots;
+  slots.push_back(std::make_unique<DeviceSlot>(std::move(primary), "the first device"));
+  // Lost on its first test: the loop hands out the first two tests at once, one to each.
+  slots.push_back(std::make_unique<LosableSlot>(first, 1));
+  DevicePool pool(first, std::move(slots));
+  Store store = Store::open(dir_ / "results.db");
+  auto searcher = make_searcher("exhaustive", {});
+  std::vector<std::string> warnings;
+  TuneOptions options;
+  options.final_check = 0;
+  options.run.repetitions = 3;
+  options.on_warning = [&](const std::string& w) { warnings.push_back(w); };
+  const TuneSummary summary = tune(*space_, pool, *searcher, &store, options);
+  EXPECT_EQ(summary.devices, 2u);
+  EXPECT_EQ(summary.tests, space_->size()) << "every configuration, on the device that is left";
+  EXPECT_EQ(summary.failed, 1u);
+  const std::vector<Result> stored = store.results(summary.tuning);
+  ASSERT_EQ(stored.size(), space_->size());
+  std::set<std::string> keys;
+  for (const Result& r : stored) keys.insert(r.key());
+  EXPECT_EQ(keys.size(), space_->size()) << "each configuration once";
+  const auto lost = std::find_if(stored.begin(), stored.end(), [](const Result& r) { return !r.ok(); });
+  ASSERT_NE(lost, stored.end());
+  EXPECT_EQ(lost->status, Status::LaunchError);
+  EXPECT_NE(lost->message.find("rank 7 on elsewhere failed while running this configuration"), std::string::npos)
+      << lost->message;
+  EXPECT_NE(lost->message.find("no result within 600 s"), std::string::npos);
+  ASSERT_EQ(warnings.size(), 1u);
+  const std::vector<std::pair<std::string, std::uint64_t>> per_slot = pool.tests_per_slot();
+  EXPECT_EQ(per_slot[1].second, 1u) << "the one it was lost on";
+  EXPECT_EQ(per_slot[0].second + per_slot[1].second, space_->size());
+}
+
+TEST_F(TunerTest, WhenEverySlotIsLostTheRunStopsWithTheFinishedTestsStored) {
+  auto primary = std::make_unique<DeviceExecutor>(spec_, *space_, backend_);
+  DeviceExecutor& first = *primary;
+  std::vector<std::unique_ptr<Slot>> slots;
+  slots.push_back(std::make_unique<LosableSlot>(first, 2));
+  slots.push_back(std::make_unique<LosableSlot>(first, 3));
+  DevicePool pool(first, std::move(slots));
+  Store store = Store::open(dir_ / "results.db");
+  auto searcher = make_searcher("exhaustive", {});
+  TuneOptions options;
+  options.final_check = 0;
+  try {
+    tune(*space_, pool, *searcher, &store, options);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("every device of the run was lost"), std::string::npos) << e.what();
+  }
+  const auto tunings = store.tunings();
+  ASSERT_EQ(tunings.size(), 1u);
+  EXPECT_EQ(store.results(tunings[0].first).size(), 5u) << "three finished tests and the two lost ones";
+}
+
 // The whole process dies during a test (here by _exit; a crash of the tuner itself, a
 // kill -9): the next run of the tuning records that configuration as failed instead of
 // running it, and dying on it, again.

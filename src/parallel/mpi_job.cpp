@@ -1,0 +1,292 @@
+// Tuning over MPI ranks: rank 0 hands tests to the other ranks, each serving them on its own
+// device. The only file that includes mpi.h. Messages are JSON text:
+//   0 -> r  start   the RunOptions the rank starts its device with
+//   r -> 0  ready   {"ok", "error", "host", "device"}
+//   0 -> r  test    {"config", "run"}
+//   r -> 0  result  {"result"} (Steer JSON of a Result, and "warnings"), or {"error"}
+//   0 -> r  stop    the run is over
+// Rank 0 calls MPI from the threads of its DevicePool, one at a time (a mutex;
+// MPI_THREAD_SERIALIZED), polling for answers so that a rank that never answers is found by
+// its timeout rather than waited for.
+#include "parallel/mpi_job.hpp"
+
+#include <fmt/format.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <mutex>
+#include <thread>
+
+#include "steer/error.hpp"
+#include "store/result_json.hpp"
+
+namespace steer {
+namespace {
+
+using Json = store_detail::Json;
+using Clock = std::chrono::steady_clock;
+
+enum Tag : int { kStart = 1, kReady = 2, kTest = 3, kResult = 4, kStop = 5 };
+
+Json measure_json(const MeasureRequest& m) {
+  return {{"counters", m.counters}, {"metrics", m.metrics}, {"energy", m.energy}, {"window_s", m.energy_window_s}};
+}
+
+MeasureRequest measure_from(const Json& j) {
+  MeasureRequest m;
+  m.counters = j.at("counters").get<bool>();
+  m.metrics = j.at("metrics").get<std::vector<std::string>>();
+  m.energy = j.at("energy").get<bool>();
+  m.energy_window_s = j.at("window_s").get<double>();
+  return m;
+}
+
+Json run_json(const RunOptions& run) {
+  return {{"warmup", run.warmup},         {"repetitions", run.repetitions}, {"min_total_ms", run.min_total_ms},
+          {"max_total_ms", run.max_total_ms}, {"timeout_ms", run.timeout_ms},   {"read_outputs", run.read_outputs},
+          {"measure", measure_json(run.measure)}};
+}
+
+RunOptions run_from(const Json& j) {
+  RunOptions run;
+  run.warmup = j.at("warmup").get<int>();
+  run.repetitions = j.at("repetitions").get<int>();
+  run.min_total_ms = j.at("min_total_ms").get<double>();
+  run.max_total_ms = j.at("max_total_ms").get<double>();
+  run.timeout_ms = j.at("timeout_ms").get<double>();
+  run.read_outputs = j.at("read_outputs").get<bool>();
+  run.measure = measure_from(j.at("measure"));
+  return run;
+}
+
+void send(const std::string& text, int to, int tag) {
+  MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, to, tag, MPI_COMM_WORLD);
+}
+
+std::string receive(int from, int tag, MPI_Status& status) {
+  int count = 0;
+  MPI_Get_count(&status, MPI_CHAR, &count);
+  std::string text(static_cast<std::size_t>(count), '\0');
+  MPI_Recv(text.data(), count, MPI_CHAR, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  return text;
+}
+
+int env_int(const char* name, int fallback) {
+  const char* value = std::getenv(name);
+  if (!value || !*value) return fallback;
+  try {
+    return std::stoi(value);
+  } catch (const std::exception&) {
+    return fallback;
+  }
+}
+
+}  // namespace
+
+struct MpiJob::Impl {
+  int rank = 0, size = 1, local_rank = 0;
+  std::string host;
+  std::mutex mutex;  // rank 0: one MPI call at a time
+  bool handed_out = false;
+  bool lost = false;
+
+  // Rank 0: the next message of `tag` from `from`, or nullopt when `timeout_s` passes first
+  // or `interrupt` is set (`interrupted` then says so).
+  std::optional<std::string> await(int from, int tag, double timeout_s, const std::atomic<bool>* interrupt,
+                                   bool* interrupted = nullptr) {
+    const Clock::time_point deadline =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+    for (auto pause = std::chrono::microseconds(50);; pause = std::min(2 * pause, std::chrono::microseconds(2000))) {
+      {
+        std::lock_guard lock(mutex);
+        int flag = 0;
+        MPI_Status status;
+        MPI_Iprobe(from, tag, MPI_COMM_WORLD, &flag, &status);
+        if (flag) return receive(from, tag, status);
+      }
+      if (interrupt && interrupt->load()) {
+        if (interrupted) *interrupted = true;
+        return std::nullopt;
+      }
+      if (Clock::now() > deadline) return std::nullopt;
+      std::this_thread::sleep_for(pause);
+    }
+  }
+  void send_locked(const std::string& text, int to, int tag) {
+    std::lock_guard lock(mutex);
+    send(text, to, tag);
+  }
+};
+
+namespace {
+
+// Another rank, as rank 0's DevicePool sees it.
+class RemoteSlot final : public Slot {
+ public:
+  RemoteSlot(MpiJob::Impl& job, int rank, double timeout_s) : job_(job), rank_(rank), timeout_s_(timeout_s) {}
+  ~RemoteSlot() override {
+    if (unresponsive_) return;  // it may be gone: nothing more is sent to it
+    // A test abandoned by an interrupt still answers; its answer is read, then the rank stops.
+    if (waiting_) job_.await(rank_, kResult, timeout_s_, nullptr);
+    job_.send_locked("", rank_, kStop);
+  }
+
+  std::string name() const override { return name_; }
+
+  void start(const RunOptions& run) override {
+    job_.send_locked(run_json(run).dump(), rank_, kStart);
+    // Starting includes the reference outputs, computed on the rank's host: bounded by the
+    // same timeout as a test.
+    const std::optional<std::string> ready = job_.await(rank_, kReady, timeout_s_, run.interrupt);
+    if (!ready) {
+      unresponsive_ = true;
+      job_.lost = true;
+      throw Error(fmt::format("rank {} did not start within {} s", rank_, timeout_s_));
+    }
+    const Json answer = Json::parse(*ready);
+    name_ = fmt::format("rank {} on {} ({})", rank_, answer.value("host", std::string("?")),
+                        answer.value("device", std::string("?")));
+    if (!answer.at("ok").get<bool>()) {
+      throw Error(fmt::format("rank {} could not start: {}", rank_, answer.value("error", std::string())));
+    }
+  }
+
+  Result run(ConfigIndex config, const RunOptions& run, std::vector<std::string>& warnings) override {
+    if (unresponsive_) throw SlotLost(fmt::format("{} stopped answering", name_));
+    job_.send_locked(Json{{"config", config}, {"run", run_json(run)}}.dump(), rank_, kTest);
+    waiting_ = true;
+    bool interrupted = false;
+    const std::optional<std::string> answer = job_.await(rank_, kResult, timeout_s_, run.interrupt, &interrupted);
+    if (interrupted) throw Interrupted(fmt::format("interrupted while {} ran a test", name_));
+    if (!answer) {
+      unresponsive_ = true;
+      job_.lost = true;
+      throw SlotLost(fmt::format("{} gave no result within {} s (--rank-timeout): it hangs or has died", name_,
+                                 timeout_s_));
+    }
+    waiting_ = false;
+    const Json message = Json::parse(*answer);
+    if (message.contains("error")) throw SlotLost(message.at("error").get<std::string>());
+    for (const auto& warning : message.at("warnings")) warnings.push_back(warning.get<std::string>());
+    Result result = store_detail::result_from_json(store_detail::Node(message.at("result")));
+    result.config_index = config;
+    return result;
+  }
+
+ private:
+  MpiJob::Impl& job_;
+  int rank_;
+  double timeout_s_;
+  std::string name_ = fmt::format("rank {}", rank_);
+  bool waiting_ = false;       // a test was sent and its answer not read
+  bool unresponsive_ = false;  // gave no answer in time
+};
+
+}  // namespace
+
+bool mpi_built() noexcept { return true; }
+
+std::unique_ptr<MpiJob> MpiJob::join() {
+  int provided = 0;
+  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
+    throw Error("MPI could not start (MPI_Init_thread failed)");
+  }
+  auto impl = std::make_unique<Impl>();
+  MPI_Comm_rank(MPI_COMM_WORLD, &impl->rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &impl->size);
+  // The rank's place on its node: what the launcher says (Open MPI, Slurm, MPICH), else the
+  // ranks that share its node by MPI's own reckoning.
+  impl->local_rank = env_int("OMPI_COMM_WORLD_LOCAL_RANK", env_int("SLURM_LOCALID", env_int("MPI_LOCALRANKID", -1)));
+  if (impl->local_rank < 0) {
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, impl->rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &impl->local_rank);
+    MPI_Comm_free(&node);
+  }
+  char host[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  MPI_Get_processor_name(host, &length);
+  impl->host.assign(host, static_cast<std::size_t>(length));
+  if (provided < MPI_THREAD_SERIALIZED && impl->rank == 0 && impl->size > 1) {
+    throw Error("this MPI library cannot be called from several threads (MPI_THREAD_SERIALIZED), which rank 0 needs");
+  }
+  return std::unique_ptr<MpiJob>(new MpiJob(std::move(impl)));
+}
+
+MpiJob::MpiJob(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+MpiJob::~MpiJob() {
+  // A rank 0 that ended before it handed out a test (an error) still releases the others.
+  if (impl_->rank == 0 && !impl_->handed_out) {
+    for (int r = 1; r < impl_->size; ++r) send("", r, kStop);
+  }
+  MPI_Finalize();
+}
+
+int MpiJob::rank() const { return impl_->rank; }
+int MpiJob::size() const { return impl_->size; }
+int MpiJob::local_rank() const { return impl_->local_rank; }
+std::string MpiJob::host() const { return impl_->host; }
+bool MpiJob::lost_a_rank() const { return impl_->lost; }
+
+void MpiJob::abort(int code) {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+std::vector<std::unique_ptr<Slot>> MpiJob::remote_slots(double timeout_s) {
+  if (impl_->rank != 0) throw Error("only rank 0 hands out tests");
+  impl_->handed_out = true;
+  std::vector<std::unique_ptr<Slot>> slots;
+  for (int r = 1; r < impl_->size; ++r) slots.push_back(std::make_unique<RemoteSlot>(*impl_, r, timeout_s));
+  return slots;
+}
+
+std::uint64_t MpiJob::serve(DeviceExecutor& executor) {
+  // Ctrl-C reaches every rank under mpirun: rank 0 decides, and says stop.
+  std::signal(SIGINT, SIG_IGN);
+  std::uint64_t served = 0;
+  for (;;) {
+    MPI_Status status;
+    MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &status);
+    const std::string text = receive(0, status.MPI_TAG, status);
+    switch (status.MPI_TAG) {
+      case kStop:
+        return served;
+      case kStart: {
+        Json ready = {{"ok", true}, {"host", impl_->host}, {"device", executor.info().device.name}};
+        try {
+          executor.start(run_from(Json::parse(text)));
+        } catch (const std::exception& e) {
+          ready["ok"] = false;
+          ready["error"] = e.what();
+        }
+        send(ready.dump(), 0, kReady);
+        break;
+      }
+      case kTest: {
+        const Json test = Json::parse(text);
+        const ConfigIndex config = test.at("config").get<ConfigIndex>();
+        Json answer;
+        try {
+          std::vector<std::string> warnings;
+          const RunOptions run = run_from(test.at("run"));
+          const std::unique_ptr<PreparedTest> prepared = executor.prepare(config);
+          const Result& result = executor.run(config, prepared.get(), run, warnings);
+          answer = {{"result", store_detail::result_to_json(result)}, {"warnings", warnings}};
+        } catch (const std::exception& e) {
+          answer = {{"error", fmt::format("rank {} on {}: {}", impl_->rank, impl_->host, e.what())}};
+        }
+        send(answer.dump(), 0, kResult);
+        ++served;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+}  // namespace steer
