@@ -364,6 +364,7 @@ class BayesSearcher final : public Searcher {
     if (devices_ > 1) {
       // The initial samples are all proposed: each further choice lies about the pending ones.
       while (out.size() < max && !measured_.empty() && !memory_.exhausted()) {
+        ++choices_;  // as on one device: every local_every-th choice is local
         const std::vector<ConfigIndex> next = most_promising(1);
         if (next.empty()) break;
         memory_.propose(next.front());
