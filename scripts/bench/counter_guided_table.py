@@ -43,7 +43,7 @@ PAIRS = [
 ]
 # the tuned recordings of PAIRS that hold energy too
 ENERGY = {"gemm_h200", "coulomb_h200"}
-SEARCHERS = ["random", "genetic", "bayes", "mcmc", "basin-hopping", "mls", "annealing", "starchart",
+SEARCHERS = ["random", "genetic", "bayes", "surrogate", "mcmc", "basin-hopping", "mls", "annealing", "starchart",
              "profile-based", "transfer", "guided"]
 
 
