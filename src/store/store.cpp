@@ -381,16 +381,19 @@ std::optional<std::int64_t> process_start(std::int64_t pid) {
   return std::nullopt;
 }
 
+// Read again in a child that a fork made after it was first read: the child is another
+// process, and its running-table rows must name it, not its parent.
 const ProcessIdentity& this_process() {
-  static const ProcessIdentity identity = [] {
+  thread_local ProcessIdentity identity;
+  if (identity.pid != ::getpid()) {
     ProcessIdentity process;
     char host[256] = {};
     if (::gethostname(host, sizeof host - 1) == 0) process.host = host;
     process.boot_id = first_line("/proc/sys/kernel/random/boot_id");
     process.pid = ::getpid();
     process.start = process_start(process.pid).value_or(0);
-    return process;
-  }();
+    identity = std::move(process);
+  }
   return identity;
 }
 
