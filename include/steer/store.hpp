@@ -75,7 +75,9 @@ class Store {
   // Like open(), but a missing file is an error instead of a new, empty store.
   static Store open_existing(const std::filesystem::path& file);
   // For reading only (export, simulate, report, import from a store): writes nothing, so a
-  // file or folder without write permission opens too; appending throws StoreError. An
+  // file or folder without write permission opens too (in such a folder, unless FILE-wal
+  // holds tests not yet folded into the file: then StoreError says so); appending throws
+  // StoreError. An
   // older schema is read as it is (open() upgrades it).
   static Store open_read_only(const std::filesystem::path& file);
   // Every open checks the file (SQLite's quick_check) and names a damaged one. A read-only

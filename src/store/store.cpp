@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include <bit>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fmt/core.h>
@@ -424,9 +425,10 @@ struct Store::Impl {
   };
   std::optional<RunningStatements> running;
 
-  Impl(std::filesystem::path path, int flags)
+  // `opened_as`: what SQLite opens, when not the path itself (a URI).
+  Impl(std::filesystem::path path, int flags, const std::string& opened_as = {})
       : file(std::move(path)),
-        db(file.string(), flags),
+        db(opened_as.empty() ? file.string() : opened_as, flags),
         begin_immediate(db.get(), "BEGIN IMMEDIATE"),
         begin_read(db.get(), "BEGIN"),
         commit(db.get(), "COMMIT"),
@@ -616,7 +618,50 @@ Store Store::open_file(const std::filesystem::path& file, int flags) {
 
 Store Store::open_existing(const std::filesystem::path& file) { return open_file(file, SQLITE_OPEN_READWRITE); }
 
-Store Store::open_read_only(const std::filesystem::path& file) { return open_file(file, SQLITE_OPEN_READONLY); }
+namespace {
+
+// `file` as an SQLite URI with immutable=1: the bytes of a path that a URI would read
+// otherwise ('?', '#', '%', and all but the unreserved) are percent-encoded.
+std::string immutable_uri(const std::filesystem::path& file) {
+  std::string uri = "file:";
+  for (unsigned char c : std::filesystem::absolute(file).string()) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
+      uri += static_cast<char>(c);
+    } else {
+      uri += fmt::format("%{:02X}", c);
+    }
+  }
+  return uri + "?immutable=1";
+}
+
+}  // namespace
+
+Store Store::open_read_only(const std::filesystem::path& file) {
+  try {
+    return open_file(file, SQLITE_OPEN_READONLY);
+  } catch (const StoreError&) {
+    // Reading a store in WAL mode needs FILE.db-shm, which SQLite cannot create in a folder
+    // this process may not write to. Such a store is read as an immutable file instead, but
+    // only when no FILE.db-wal holds tests not yet folded into it (immutable reads skip it).
+    std::filesystem::path folder = std::filesystem::absolute(file).parent_path();
+    if (::access(folder.c_str(), W_OK) == 0) throw;
+    std::error_code error;
+    const std::filesystem::path wal = file.string() + "-wal";
+    if (std::filesystem::exists(wal, error) && std::filesystem::file_size(wal, error) > 0) {
+      throw StoreError(fmt::format("cannot open results store '{}' for reading: its folder is not writable, so SQLite "
+                                   "cannot create '{}-shm', and '{}' holds tests not yet folded into the store (a "
+                                   "tuning is running, or one ended without closing it); read it where it is "
+                                   "writable, or after a writing command (steer tune, import) closed it",
+                                   file.string(), file.string(), wal.string()));
+    }
+    try {
+      return Store(std::make_unique<Impl>(file, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                                          immutable_uri(file)));
+    } catch (const sqlite::Failure& e) {
+      throw StoreError(fmt::format("cannot open results store '{}': {}", file.string(), e.what()));
+    }
+  }
+}
 
 const std::filesystem::path& Store::path() const noexcept { return impl_->file; }
 

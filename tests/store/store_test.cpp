@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <limits>
 
 #include "steer/store.hpp"
@@ -272,6 +273,59 @@ TEST(Store, OpensReadOnlyForReadingAndRefusesToWriteThere) {
   EXPECT_THROW(reader.append(reader.tunings()[0].first, full_result(2)), StoreError);
   EXPECT_THROW(Store::open_read_only(dir / "missing.db"), StoreError);
   EXPECT_FALSE(std::filesystem::exists(dir / "missing.db"));
+}
+
+// Runs `read` in a child process that may not write to `folder` (as root: the child becomes
+// nobody; else the folder is made read-only meanwhile); the child's exit code is read's.
+int in_a_process_that_cannot_write_to(const std::filesystem::path& folder, const std::function<int()>& read) {
+  const bool root = ::geteuid() == 0;
+  if (!root) std::filesystem::permissions(folder, std::filesystem::perms::owner_write, std::filesystem::perm_options::remove);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (root && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(90);
+    if (::access(folder.c_str(), W_OK) == 0) ::_exit(91);
+    ::_exit(read());
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  if (!root) std::filesystem::permissions(folder, std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+}
+
+// SQLite cannot create FILE.db-shm in a folder it may not write to; a store whose WAL holds
+// nothing is then read as an immutable file, and one whose WAL holds tests says why not.
+TEST(Store, OpensReadOnlyInAFolderItMayNotWriteTo) {
+  ScratchDir dir;
+  std::filesystem::permissions(dir.path(), std::filesystem::perms::others_read | std::filesystem::perms::others_exec,
+                               std::filesystem::perm_options::add);
+  const std::filesystem::path file = dir / "results.db";
+  {
+    Store store = Store::open(file);
+    store.append(store.tuning(kKey), full_result(1));
+  }
+  EXPECT_EQ(in_a_process_that_cannot_write_to(dir.path(), [&] {
+              try {
+                Store reader = Store::open_read_only(file);
+                return reader.results(reader.tunings().at(0).first).size() == 1 ? 0 : 2;
+              } catch (const StoreError&) {
+                return 3;
+              }
+            }),
+            0);
+  // A WAL that holds tests not folded into the file (a writer has it open): the reader sees
+  // every test through the WAL, or says why it cannot; it never misses them silently.
+  Store writer = Store::open(file);
+  writer.append(writer.tuning(kKey), full_result(2));
+  ASSERT_GT(std::filesystem::file_size(file.string() + "-wal"), 0u);
+  EXPECT_EQ(in_a_process_that_cannot_write_to(dir.path(), [&] {
+              try {
+                Store reader = Store::open_read_only(file);
+                return reader.results(reader.tunings().at(0).first).size() == 2 ? 0 : 2;
+              } catch (const StoreError& e) {
+                return std::string(e.what()).find("not yet folded") != std::string::npos ? 0 : 4;
+              }
+            }),
+            0);
 }
 
 TEST(Store, ADamagedFileIsNamedWhenOpened) {
