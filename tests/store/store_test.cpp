@@ -303,6 +303,9 @@ TEST(Store, OpensReadOnlyInAFolderItMayNotWriteTo) {
     Store store = Store::open(file);
     store.append(store.tuning(kKey), full_result(1));
   }
+  // Readable by the child whatever the umask (SQLite gives FILE-wal and FILE-shm the same).
+  std::filesystem::permissions(file, std::filesystem::perms::others_read | std::filesystem::perms::group_read,
+                               std::filesystem::perm_options::add);
   EXPECT_EQ(in_a_process_that_cannot_write_to(dir.path(), [&] {
               try {
                 Store reader = Store::open_read_only(file);
