@@ -1,5 +1,6 @@
 """Shared pieces of the Python tests: the repository's files and a small OpenCL kernel."""
 import pathlib
+import signal
 
 import numpy as np
 import pytest
@@ -14,6 +15,16 @@ __kernel void vector_add(__global float *c, __global const float *a, __global co
     }
 }
 """
+
+
+@pytest.fixture
+def ctrl_c():
+    """Ctrl-C raises KeyboardInterrupt, as in a terminal or a notebook, even where the tests were
+    started with SIGINT ignored (a background job of a non-interactive shell, some CI runners):
+    Python then installs no handler of its own."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture

@@ -64,7 +64,7 @@ def test_a_wrong_reference_fails_every_test():
     assert {r["status"] for r in summary["results"]} == {"invalid_output"}
 
 
-def test_ctrl_c_stops_after_the_current_test_with_every_result_stored(tmp_path):
+def test_ctrl_c_stops_after_the_current_test_with_every_result_stored(tmp_path, ctrl_c):
     tuner, x, _ = saxpy_tuner()
     tuner.reference({"y": 2 * x + 1}).searcher("exhaustive").store(tmp_path / "r.db")
     tested = []
@@ -85,7 +85,7 @@ def test_ctrl_c_stops_after_the_current_test_with_every_result_stored(tmp_path):
     assert summary["resumed"] == 3 and summary["tests"] == 8
 
 
-def test_tune_kernel_raises_interrupted_with_results_and_env(vector_add):
+def test_tune_kernel_raises_interrupted_with_results_and_env(vector_add, ctrl_c):
     name, source, size, arguments, answer = vector_add
 
     def interrupt(result, progress):
