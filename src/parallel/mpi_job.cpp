@@ -16,6 +16,8 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 
@@ -29,6 +31,8 @@ using Json = store_detail::Json;
 using Clock = std::chrono::steady_clock;
 
 enum Tag : int { kStart = 1, kReady = 2, kTest = 3, kResult = 4, kStop = 5 };
+// The text of a kStop that ends a rank without MPI_Finalize (another rank was lost).
+constexpr const char* kStopAtOnce = "lost";
 
 Json measure_json(const MeasureRequest& m) {
   return {{"counters", m.counters}, {"metrics", m.metrics}, {"energy", m.energy}, {"window_s", m.energy_window_s}};
@@ -130,7 +134,9 @@ class RemoteSlot final : public Slot {
     if (unresponsive_) return;  // it may be gone: nothing more is sent to it
     // A test abandoned by an interrupt still answers; its answer is read, then the rank stops.
     if (waiting_) job_.await(rank_, kResult, timeout_s_, nullptr);
-    job_.send_locked("", rank_, kStop);
+    // After a lost rank the job cannot end in order (MPI_Finalize would wait for it): the
+    // rank is told to exit at once instead.
+    job_.send_locked(job_.lost ? kStopAtOnce : "", rank_, kStop);
   }
 
   std::string name() const override { return name_; }
@@ -254,6 +260,10 @@ std::uint64_t MpiJob::serve(DeviceExecutor& executor) {
     const std::string text = receive(0, status.MPI_TAG, status);
     switch (status.MPI_TAG) {
       case kStop:
+        if (text == kStopAtOnce) {
+          std::fflush(nullptr);
+          std::_Exit(0);
+        }
         return served;
       case kStart: {
         Json ready = {{"ok", true}, {"host", impl_->host}, {"device", executor.info().device.name}};

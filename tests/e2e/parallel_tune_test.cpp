@@ -49,8 +49,9 @@ std::string mpi_missing() {
   return {};
 }
 
-std::string mpirun_command(int ranks, const std::string& arguments) {
-  return "mpirun --oversubscribe -np " + std::to_string(ranks) + " '" STEER_BINARY "' " + arguments;
+std::string mpirun_command(int ranks, const std::string& arguments, const std::string& mpirun_options = "") {
+  return "mpirun --oversubscribe " + mpirun_options + " -np " + std::to_string(ranks) + " '" STEER_BINARY "' " +
+         arguments;
 }
 
 // mpirun's standard output (rank 0's), its exit status, and standard error apart.
@@ -198,6 +199,69 @@ TEST(ParallelTune, KillNineOfAServingRankLosesNoFinishedTest) {
       EXPECT_EQ(r.time.median_ms, it->second) << "a finished test was measured again";
     }
   }
+}
+
+// With Open MPI's --enable-recovery the job outlives a rank that dies: rank 0 records the
+// test the rank was running as failed, hands the rest to the others, stores every test once,
+// and then ends the job.
+TEST(ParallelTune, WithRecoveryEnabledTheRunGoesOnWhenAServingRankIsKilled) {
+  if (const std::string missing = mpi_missing(); !missing.empty()) GTEST_SKIP() << missing;
+  const fs::path db = fresh_db("mpi_recovery");
+  const fs::path errors = db.string() + ".errors";
+  const std::string arguments = kTune + "--budget 60 --repetitions 20 --rank-timeout 5 --db " + db.string();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const std::string command =
+        mpirun_command(3, arguments, "--enable-recovery") + " >/dev/null 2>'" + errors.string() + "'";
+    execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::size_t seen = 0;
+  int status = 0;
+  bool ended = false;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  while (std::chrono::steady_clock::now() < deadline && seen < 6) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (waitpid(child, &status, WNOHANG) == child) {
+      ended = true;
+      break;
+    }
+    if (!fs::exists(db)) continue;
+    try {
+      seen = stored_results(db).size();
+    } catch (const steer::Error&) {
+      continue;
+    }
+  }
+  if (ended && seen == 0) GTEST_SKIP() << "mpirun ended before a test was stored (steer built without MPI?)";
+  ASSERT_FALSE(ended) << "the run ended before a rank could be killed";
+  const std::map<int, pid_t> ranks = ranks_of(child);
+  ASSERT_TRUE(ranks.contains(2)) << "rank 2 not found among mpirun's children";
+  ASSERT_EQ(kill(ranks.at(2), SIGKILL), 0);
+  deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
+  while (!ended && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ended = waitpid(child, &status, WNOHANG) == child;
+  }
+  if (!ended) {
+    for (const auto& [rank, pid] : ranks_of(child)) kill(pid, SIGKILL);
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+  }
+  ASSERT_TRUE(ended) << "the job did not end after the run";
+
+  const std::vector<steer::Result> stored = stored_results(db);
+  EXPECT_EQ(stored.size(), 60u) << "the run went on to its budget on the other ranks";
+  for (const auto& [key, count] : occurrences(stored)) EXPECT_EQ(count, 1) << key << " stored twice";
+  std::size_t failed_on_rank_2 = 0;
+  for (const steer::Result& r : stored) {
+    if (r.status != steer::Status::Ok && r.message.find("rank 2") != std::string::npos) ++failed_on_rank_2;
+  }
+  EXPECT_EQ(failed_on_rank_2, 1u) << "the test rank 2 was running is recorded as failed, and only it";
+  std::ifstream text(errors);
+  const std::string said((std::istreambuf_iterator<char>(text)), std::istreambuf_iterator<char>());
+  EXPECT_NE(said.find("a rank was lost"), std::string::npos) << said;
 }
 
 }  // namespace
