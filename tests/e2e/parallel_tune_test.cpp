@@ -144,22 +144,26 @@ std::map<int, pid_t> ranks_of(pid_t mpirun_pid) {
   return ranks;
 }
 
-TEST(ParallelTune, KillNineOfAServingRankLosesNoFinishedTest) {
-  if (const std::string missing = mpi_missing(); !missing.empty()) GTEST_SKIP() << missing;
-  const fs::path db = fresh_db("mpi_kill");
-  const std::string arguments = kTune + "--budget 60 --repetitions 2 --db " + db.string();
+// Starts `mpirun` with `ranks` ranks of `steer ARGUMENTS` in the background, its standard
+// error to `errors` (or nowhere); returns its pid.
+pid_t start_mpirun(int ranks, const std::string& arguments, const std::string& mpirun_options = "",
+                   const std::string& errors = "/dev/null") {
   const pid_t child = fork();
-  ASSERT_GE(child, 0);
   if (child == 0) {
-    const std::string command = mpirun_command(3, arguments) + " >/dev/null 2>&1";
+    const std::string command = mpirun_command(ranks, arguments, mpirun_options) + " >/dev/null 2>'" + errors + "'";
     execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
+  return child;
+}
+
+// Waits, for two minutes at most, until `db` holds `tests` tests or mpirun (`child`) ended;
+// the tests stored, and whether it ended (`status` then holds its status).
+std::size_t wait_for_stored(const fs::path& db, std::size_t tests, pid_t child, bool& ended, int& status) {
   std::size_t seen = 0;
-  int status = 0;
-  bool ended = false;
+  ended = false;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
-  while (std::chrono::steady_clock::now() < deadline && seen < 6) {
+  while (std::chrono::steady_clock::now() < deadline && seen < tests) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (waitpid(child, &status, WNOHANG) == child) {
       ended = true;
@@ -172,6 +176,18 @@ TEST(ParallelTune, KillNineOfAServingRankLosesNoFinishedTest) {
       continue;  // the schema is being created
     }
   }
+  return seen;
+}
+
+TEST(ParallelTune, KillNineOfAServingRankLosesNoFinishedTest) {
+  if (const std::string missing = mpi_missing(); !missing.empty()) GTEST_SKIP() << missing;
+  const fs::path db = fresh_db("mpi_kill");
+  const std::string arguments = kTune + "--budget 60 --repetitions 2 --db " + db.string();
+  const pid_t child = start_mpirun(3, arguments);
+  ASSERT_GE(child, 0);
+  int status = 0;
+  bool ended = false;
+  const std::size_t seen = wait_for_stored(db, 6, child, ended, status);
   if (ended && seen == 0) GTEST_SKIP() << "mpirun ended before a test was stored (steer built without MPI?)";
   ASSERT_FALSE(ended) << "the run ended before a rank could be killed";
   const std::map<int, pid_t> ranks = ranks_of(child);
@@ -209,37 +225,17 @@ TEST(ParallelTune, WithRecoveryEnabledTheRunGoesOnWhenAServingRankIsKilled) {
   const fs::path db = fresh_db("mpi_recovery");
   const fs::path errors = db.string() + ".errors";
   const std::string arguments = kTune + "--budget 60 --repetitions 20 --rank-timeout 5 --db " + db.string();
-  const pid_t child = fork();
+  const pid_t child = start_mpirun(3, arguments, "--enable-recovery", errors.string());
   ASSERT_GE(child, 0);
-  if (child == 0) {
-    const std::string command =
-        mpirun_command(3, arguments, "--enable-recovery") + " >/dev/null 2>'" + errors.string() + "'";
-    execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  std::size_t seen = 0;
   int status = 0;
   bool ended = false;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
-  while (std::chrono::steady_clock::now() < deadline && seen < 6) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (waitpid(child, &status, WNOHANG) == child) {
-      ended = true;
-      break;
-    }
-    if (!fs::exists(db)) continue;
-    try {
-      seen = stored_results(db).size();
-    } catch (const steer::Error&) {
-      continue;
-    }
-  }
+  const std::size_t seen = wait_for_stored(db, 6, child, ended, status);
   if (ended && seen == 0) GTEST_SKIP() << "mpirun ended before a test was stored (steer built without MPI?)";
   ASSERT_FALSE(ended) << "the run ended before a rank could be killed";
   const std::map<int, pid_t> ranks = ranks_of(child);
   ASSERT_TRUE(ranks.contains(2)) << "rank 2 not found among mpirun's children";
   ASSERT_EQ(kill(ranks.at(2), SIGKILL), 0);
-  deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
   while (!ended && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     ended = waitpid(child, &status, WNOHANG) == child;
