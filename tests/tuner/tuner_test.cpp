@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "steer/reference.hpp"
@@ -747,6 +749,7 @@ class LosableSlot final : public Slot {
   std::string name() const override { return "rank 7 on elsewhere"; }
   void start(const RunOptions&) override {}
   Result run(ConfigIndex config, const RunOptions&, std::vector<std::string>&) override {
+    started.store(true);
     if (++tests_ == lose_at_) throw SlotLost("rank 7 gave no result within 600 s");
     Result result = like_.test_of(config);
     result.status = Status::Ok;
@@ -758,6 +761,29 @@ class LosableSlot final : public Slot {
   const DeviceExecutor& like_;
   int lose_at_;
   int tests_ = 0;
+
+ public:
+  std::atomic<bool> started{false};  // its first test has begun
+};
+
+// A slot that holds its first test until `other` has begun one: on a busy machine the fast
+// device could otherwise finish every test before the other slot's thread gets a turn.
+class WaitingSlot final : public Slot {
+ public:
+  WaitingSlot(std::unique_ptr<Slot> slot, const std::atomic<bool>& other) : slot_(std::move(slot)), other_(other) {}
+  std::string name() const override { return slot_->name(); }
+  void start(const RunOptions& run) override { slot_->start(run); }
+  Result run(ConfigIndex config, const RunOptions& run, std::vector<std::string>& warnings) override {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!other_.load() && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return slot_->run(config, run, warnings);
+  }
+
+ private:
+  std::unique_ptr<Slot> slot_;
+  const std::atomic<bool>& other_;
 };
 
 // Several devices at once through a DevicePool: a slot that is lost records its test as
@@ -766,9 +792,11 @@ TEST_F(TunerTest, ASlotThatIsLostFailsItsTestAndTheRunGoesOnOnTheOthers) {
   auto primary = std::make_unique<DeviceExecutor>(spec_, *space_, backend_);
   DeviceExecutor& first = *primary;
   std::vector<std::unique_ptr<Slot>> slots;
-  slots.push_back(std::make_unique<DeviceSlot>(std::move(primary), "the first device"));
   // Lost on its first test: the loop hands out the first two tests at once, one to each.
-  slots.push_back(std::make_unique<LosableSlot>(first, 1));
+  auto losable = std::make_unique<LosableSlot>(first, 1);
+  slots.push_back(std::make_unique<WaitingSlot>(std::make_unique<DeviceSlot>(std::move(primary), "the first device"),
+                                                losable->started));
+  slots.push_back(std::move(losable));
   DevicePool pool(first, std::move(slots));
   Store store = Store::open(dir_ / "results.db");
   auto searcher = make_searcher("exhaustive", {});
