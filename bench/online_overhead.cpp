@@ -2,7 +2,10 @@
 // configuration itself through OpenCL: write the input, launch, read the output, wait. The
 // kernel's work is calibrated so that the plain launch takes about 1 ms; the goal is an
 // overhead under 5 %. Also: Backend::launch alone, the launch path the OnlineTuner uses, and
-// the two launched in alternation (PairedOverhead, the figure to read on a busy machine).
+// the two launched in alternation (PairedOverhead, the figure to read on a busy machine), for
+// an OnlineTuner that launches the best in this process once converged (the default;
+// PairedOverhead/1) and for one that keeps launching in the backend's worker process
+// (in_process_once_converged = false; PairedOverhead/0).
 //
 //   build/bench/online_overhead --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 //   STEER_OPENCL_DEVICE=N picks the OpenCL device (counted over all platforms, as --device).
@@ -119,8 +122,8 @@ struct PlainLaunch {
 struct Application {
   std::vector<float> x = std::vector<float>(kElements, 1.0f), y = std::vector<float>(kElements);
   int rounds = 256;
-  std::unique_ptr<steer::Tuner> tuner;
-  std::unique_ptr<steer::OnlineTuner> online;
+  std::unique_ptr<steer::Tuner> tuner, isolated_tuner;  // the second with its own backend
+  std::unique_ptr<steer::OnlineTuner> online, isolated;  // in this process, in the worker
   std::unique_ptr<PlainLaunch> plain;
   steer::KernelInstance best;
 
@@ -133,13 +136,13 @@ struct Application {
       PlainLaunch probe(instance, rounds);
       probe.launch(x, y);
       std::vector<double> times_ms;  // their median: steady on a busy machine
-      for (int i = 0; i < 21; ++i) {
+      for (int i = 0; i < 101; ++i) {
         const auto start = std::chrono::steady_clock::now();
         probe.launch(x, y);
         times_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
       }
-      std::nth_element(times_ms.begin(), times_ms.begin() + 10, times_ms.end());
-      const double ms = times_ms[10];
+      std::nth_element(times_ms.begin(), times_ms.begin() + 50, times_ms.end());
+      const double ms = times_ms[50];
       if (ms > 0.9 && ms < 1.1) break;
       rounds = std::max(1, static_cast<int>(rounds * 1.0 / ms));
     }
@@ -147,19 +150,29 @@ struct Application {
     online = std::make_unique<steer::OnlineTuner>(*tuner, steer::OnlineOptions{.budget = 3, .calls_per_test = 2});
     while (!online->converged()) online->run();
     best = tuner->instance(*online->best());
+    isolated_tuner = make_tuner(device);
+    isolated = std::make_unique<steer::OnlineTuner>(
+        *isolated_tuner, steer::OnlineOptions{.budget = 3, .calls_per_test = 2, .in_process_once_converged = false});
+    while (!isolated->converged()) isolated->run();
     plain = std::make_unique<PlainLaunch>(best, rounds);
-    std::fprintf(stderr, "rounds %d, best BLOCK=%s\n", rounds, best.defines[0].second.c_str());
+    std::fprintf(stderr, "rounds %d (a plain launch of about 1 ms when calibrated), best BLOCK=%s\n", rounds,
+                 best.defines[0].second.c_str());
   }
 
   void configure(const steer::BackendOptions& device) {
     online.reset();
-    tuner = std::make_unique<steer::Tuner>(steer::Kernel::from_source(steer::Language::OpenCL, kSource, "iterate"),
-                                           steer::make_opencl_backend(device));
-    tuner->parameter("BLOCK", {32, 64, 128});
-    tuner->size("N", kElements);
-    tuner->scalar("n", kElements).scalar("rounds", rounds).input("x", x).output("y", y);
-    tuner->launch({"cdiv(N, BLOCK)"}, {"BLOCK"});
-    tuner->searcher("exhaustive");
+    tuner = make_tuner(device);
+  }
+
+  std::unique_ptr<steer::Tuner> make_tuner(const steer::BackendOptions& device) {
+    auto made = std::make_unique<steer::Tuner>(steer::Kernel::from_source(steer::Language::OpenCL, kSource, "iterate"),
+                                               steer::make_opencl_backend(device));
+    made->parameter("BLOCK", {32, 64, 128});
+    made->size("N", kElements);
+    made->scalar("n", kElements).scalar("rounds", rounds).input("x", x).output("y", y);
+    made->launch({"cdiv(N, BLOCK)"}, {"BLOCK"});
+    made->searcher("exhaustive");
+    return made;
   }
 };
 
@@ -183,7 +196,8 @@ void BackendLaunch(benchmark::State& state) {
 
 void OnlineTunerConverged(benchmark::State& state) {
   Application& app = application();
-  for (auto _ : state) benchmark::DoNotOptimize(app.online->run());
+  steer::OnlineTuner& online = state.range(0) == 1 ? *app.online : *app.isolated;
+  for (auto _ : state) benchmark::DoNotOptimize(online.run());
 }
 
 // Plain and OnlineTuner launches in alternation, each timed: on a busy machine the pairs see
@@ -191,15 +205,16 @@ void OnlineTunerConverged(benchmark::State& state) {
 // Counters: the medians of each and of the difference, and the difference in % of the plain.
 void PairedOverhead(benchmark::State& state) {
   Application& app = application();
+  steer::OnlineTuner& online = state.range(0) == 1 ? *app.online : *app.isolated;
   std::vector<double> plain_us, online_us, difference_us;
   using Clock = std::chrono::steady_clock;
   const auto micros = [](Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); };
   bool plain_first = true;
   for (auto _ : state) {
     const auto t0 = Clock::now();
-    if (plain_first) app.plain->launch(app.x, app.y); else app.online->run();
+    if (plain_first) app.plain->launch(app.x, app.y); else online.run();
     const auto t1 = Clock::now();
-    if (plain_first) app.online->run(); else app.plain->launch(app.x, app.y);
+    if (plain_first) online.run(); else app.plain->launch(app.x, app.y);
     const auto t2 = Clock::now();
     const double plain = micros(plain_first ? t1 - t0 : t2 - t1), online = micros(plain_first ? t2 - t1 : t1 - t0);
     plain_us.push_back(plain);
@@ -218,10 +233,10 @@ void PairedOverhead(benchmark::State& state) {
   state.counters["overhead_pct"] = 100 * median(difference_us) / plain;
 }
 
-BENCHMARK(PairedOverhead)->UseRealTime()->Unit(benchmark::kMicrosecond)->MinTime(4);
+BENCHMARK(PairedOverhead)->Arg(1)->Arg(0)->UseRealTime()->Unit(benchmark::kMicrosecond)->MinTime(4);
 BENCHMARK(PlainOpenclLaunch)->UseRealTime()->Unit(benchmark::kMicrosecond)->MinTime(2);
 BENCHMARK(BackendLaunch)->UseRealTime()->Unit(benchmark::kMicrosecond)->MinTime(2);
-BENCHMARK(OnlineTunerConverged)->UseRealTime()->Unit(benchmark::kMicrosecond)->MinTime(2);
+BENCHMARK(OnlineTunerConverged)->Arg(1)->Arg(0)->UseRealTime()->Unit(benchmark::kMicrosecond)->MinTime(2);
 
 }  // namespace
 

@@ -131,7 +131,18 @@ class Backend {
   // launch on an application's data (the default).
   virtual RunResult launch(const CompiledKernel& kernel, const KernelInstance& instance, const LaunchData& data,
                            double timeout_ms);
+  // Where run() and launch() execute kernels: in a worker process (the default), where a
+  // kernel that crashes or hangs fails alone, or, with `yes`, in this process, which spares
+  // each launch the round trip to the worker (OnlineTuner does this once converged, for a
+  // configuration that ran cleanly many times). In this process a crashing kernel ends the
+  // process, and a hanging one, once past its timeout, is left running while launches return
+  // to a worker. Returns whether launches now run in this process (by default: false, a
+  // backend that cannot). Throws BackendError when the device cannot be opened in this
+  // process; launches then stay in the worker.
+  virtual bool run_in_this_process(bool yes);
 };
+
+inline bool Backend::run_in_this_process(bool) { return false; }
 
 inline RunResult Backend::launch(const CompiledKernel&, const KernelInstance&, const LaunchData&, double) {
   throw BackendError("the " + device().backend + " backend cannot launch a kernel on an application's own data");

@@ -229,6 +229,12 @@ struct OnlineOptions {
   // A launch slower than this fails, its kernel stopped: each call's, and each validation
   // run's (in place of the spec's kernel.timeout_ms).
   double timeout_ms = 10'000;
+  // Once converged, launch the best configuration in this process rather than in the
+  // backend's worker (Backend::run_in_this_process): each call then saves a round trip to
+  // the worker, which costs more than a short kernel can spare (docs/embedding.md), and a
+  // configuration that ran cleanly through its tests is trusted not to crash. false keeps
+  // every launch in the worker, where a crash or hang fails the call alone.
+  bool in_process_once_converged = true;
 };
 
 struct OnlineStep {

@@ -3,7 +3,8 @@
 // next call to OnlineTuner::run, launches the configuration on the application's memory and
 // hands the call back. Between calls the loop stores the test, lets the searcher observe it,
 // and prepares (compiles, validates) the next configuration. Once the loop ends, every call
-// launches the best configuration directly on the calling thread.
+// launches the best configuration directly on the calling thread, in this process rather than
+// the backend's worker unless OnlineOptions::in_process_once_converged is off.
 #include <fmt/format.h>
 
 #include <atomic>
@@ -38,6 +39,7 @@ struct OnlineTuner::Impl {
   bool call_pending = false;         // the application waits in run()
   std::optional<OnlineStep> served;  // the answer to that call
   bool converged = false;
+  bool in_process = false;  // the backend launches in this process (OnlineOptions::in_process_once_converged)
   bool stopping = false;
   std::atomic<bool> interrupt{false};
   std::optional<Result> best;
@@ -172,7 +174,18 @@ void OnlineTuner::Impl::run_loop() {
     };
     TuneSummary result = steer::tune(space, executor, *searcher, tuner.open_store(), tune_options);
     std::unique_ptr<PreparedTest> prepared;
-    if (result.best && !interrupt.load()) prepared = device.prepare(result.best->config_index);
+    if (result.best && !interrupt.load()) {
+      prepared = device.prepare(result.best->config_index);
+      if (options.in_process_once_converged) {
+        try {
+          in_process = tuner.backend().run_in_this_process(true);
+        } catch (const BackendError& e) {  // the calls stay in the worker
+          result.warnings.push_back(fmt::format("OnlineTuner: the best configuration keeps running in the worker "
+                                                "process: {}",
+                                                e.what()));
+        }
+      }
+    }
     {
       std::lock_guard lock(mutex);
       if (result.best) {
@@ -205,6 +218,13 @@ OnlineTuner::~OnlineTuner() {
   impl_->interrupt.store(true);
   impl_->changed.notify_all();
   impl_->loop.join();
+  // The Tuner's later runs go back to the worker, where a failing kernel fails alone.
+  if (impl_->in_process) {
+    try {
+      impl_->tuner.backend().run_in_this_process(false);
+    } catch (...) {  // a destructor: nothing to report to
+    }
+  }
 }
 
 OnlineStep OnlineTuner::run() {

@@ -593,6 +593,63 @@ extern "C" __global__ void accumulate(float* y, const float* x, float scale, int
   EXPECT_THROW(backend->launch(*kernel, instance, {.inputs = {bytes(y)}}, 10'000), BackendError);
 }
 
+// Whether this process has loaded the CUDA driver: the backend itself never does, its worker
+// does; a kernel run in this process needs it here.
+bool driver_loaded_here() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.find("libcuda.so") != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST_F(CudaGpu, RunsKernelsInThisProcessWhenAskedAndInTheWorkerOtherwise) {
+  const char* source = R"(
+extern "C" __global__ void accumulate(float* y, const float* x, float scale, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] += scale * x[i];
+}
+)";
+  const int n = 1000;
+  std::vector<float> x(n);
+  for (int i = 0; i < n; ++i) x[i] = static_cast<float>(i);
+  backend->load(cuda_program(source, "accumulate",
+                             {buffer("y", ElementType::F32, std::vector<float>(n, 0.0f), true),
+                              buffer("x", ElementType::F32, x), scalar("scale", ElementType::F32, 1.0f),
+                              scalar("n", ElementType::I32, n)}));
+  const KernelInstance instance = instance_with({}, 4, 256);
+  const auto kernel = backend->compile(instance);
+  const std::vector<float> y(n, 1.0f), twos(n, 2.0f);
+  const float scale = 3.0f;
+  const auto bytes = [](const auto& values) { return std::as_bytes(std::span(values)); };
+  const auto launch = [&] {
+    std::vector<float> read(n, -1.0f);
+    const RunResult launched = backend->launch(
+        *kernel, instance,
+        {.inputs = {bytes(y), bytes(twos), bytes(std::span(&scale, 1)), {}}, .outputs = {std::as_writable_bytes(std::span(read))}},
+        10'000);
+    EXPECT_EQ(launched.status, Status::Ok) << launched.message;
+    return read;
+  };
+  const bool loaded_before = driver_loaded_here();
+  const std::vector<float> in_worker = launch();
+  EXPECT_EQ(in_worker, std::vector<float>(n, 7.0f));
+  if (!loaded_before) {
+    EXPECT_FALSE(driver_loaded_here()) << "in the worker, CUDA is the worker's";
+  }
+
+  ASSERT_TRUE(backend->run_in_this_process(true));
+  EXPECT_EQ(launch(), in_worker);
+  EXPECT_TRUE(driver_loaded_here());
+  const RunResult tested = backend->run(*kernel, instance, quick());
+  ASSERT_EQ(tested.status, Status::Ok) << tested.message;
+  EXPECT_EQ(from_bytes<float>(tested.outputs.at(0)), x) << "a test restores the loaded inputs here too";
+
+  EXPECT_FALSE(backend->run_in_this_process(false));
+  EXPECT_EQ(launch(), in_worker);
+}
+
 TEST_F(CudaGpu, PassesScalarsOfEveryWidth) {
   const char* source = R"(
 extern "C" __global__ void scalars(unsigned char u8, double f64, long long i64, float f32, int i32,

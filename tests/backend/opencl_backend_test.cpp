@@ -1,5 +1,6 @@
 // The OpenCL backend on whatever device 0 is (PoCL's CPU device in CI).
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -462,6 +463,77 @@ TEST_F(OpenclBackendTest, LaunchesOnTheApplicationsDataAndLeavesTheDeviceAsTheLa
       << "one input per argument, or none";
   EXPECT_THROW(backend_->launch(*kernel, instance, {.outputs = {std::as_writable_bytes(std::span(too_short))}}, 10'000),
                BackendError);
+}
+
+// CPU time of this process, all its threads: what a kernel on a CPU device adds to it when it
+// runs here, and not when it runs in the worker process.
+double process_cpu_ms() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const auto ms = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_usec) / 1e3; };
+  return ms(usage.ru_utime) + ms(usage.ru_stime);
+}
+
+TEST_F(OpenclBackendTest, RunsKernelsInThisProcessWhenAskedAndInTheWorkerOtherwise) {
+  if (!backend_->device().runs_on_host_cores) GTEST_SKIP() << "tells where a kernel ran by this process's CPU time";
+  Program program;
+  program.language = Language::OpenCL;
+  program.source_name = "busy.cl";
+  program.kernel_name = "busy";
+  program.source = R"(
+    __kernel void busy(__global float* out, __global const float* a, const int rounds) {
+      const int i = get_global_id(0);
+      float v = a[i];
+      for (int k = 0; k < rounds; ++k) v = v * 0.999f + 1.0f;
+      out[i] = v;
+    })";
+  program.arguments = {float_buffer("out", std::vector<float>(kElements, 0.0f), true), float_buffer("a", iota(0)),
+                       int_scalar("rounds", 5000)};
+  backend_->load(program);
+  const KernelInstance instance = instance_1d(64);
+  const auto kernel = backend_->compile(instance);
+  std::vector<float> a(kElements, 1.0f), out(kElements, -1.0f);
+  // One launch on the application's data: its CPU time in this process, against its own.
+  const auto launch = [&](std::vector<float>& read) {
+    const double before = process_cpu_ms();
+    const RunResult launched = backend_->launch(
+        *kernel, instance, {.inputs = {{}, bytes_of(a), {}}, .outputs = {std::as_writable_bytes(std::span(read))}},
+        60'000);
+    EXPECT_EQ(launched.status, Status::Ok) << launched.message;
+    return std::pair{process_cpu_ms() - before, launched.time.median_ms};
+  };
+  std::vector<float> in_worker(kElements), here(kElements), back(kElements);
+  (void)launch(in_worker);  // the first launch of a kernel on PoCL compiles it for its work-group size
+  const auto [worker_cpu_ms, worker_kernel_ms] = launch(in_worker);
+  EXPECT_LT(worker_cpu_ms, 0.3 * worker_kernel_ms) << "in the worker, the kernel's work is not this process's";
+
+  ASSERT_TRUE(backend_->run_in_this_process(true));
+  (void)launch(here);
+  const auto [here_cpu_ms, here_kernel_ms] = launch(here);
+  EXPECT_GT(here_cpu_ms, 0.5 * here_kernel_ms) << "in this process, the kernel's work is";
+  EXPECT_EQ(here, in_worker) << "the same kernel on the same data, wherever it runs";
+  // A test restores the loaded arguments in this process as the worker does.
+  const RunResult tested = backend_->run(*kernel, instance, {.warmup = 0, .repetitions = 1});
+  ASSERT_EQ(tested.status, Status::Ok) << tested.message;
+
+  EXPECT_FALSE(backend_->run_in_this_process(false));
+  const auto [again_cpu_ms, again_kernel_ms] = launch(back);
+  EXPECT_LT(again_cpu_ms, 0.3 * again_kernel_ms) << "back in the worker";
+  EXPECT_EQ(back, in_worker);
+
+  // Loading a program goes back to the worker too: the kernels here held the old arguments.
+  ASSERT_TRUE(backend_->run_in_this_process(true));
+  backend_->load(program);
+  const auto reloaded = backend_->compile(instance);
+  const double before = process_cpu_ms();
+  const RunResult after_load = backend_->run(*reloaded, instance, {.warmup = 0, .repetitions = 1});
+  ASSERT_EQ(after_load.status, Status::Ok) << after_load.message;
+  EXPECT_LT(process_cpu_ms() - before, 0.3 * after_load.time.median_ms);
+}
+
+TEST_F(OpenclBackendTest, RunningInThisProcessNeedsAProgram) {
+  EXPECT_THROW(backend_->run_in_this_process(true), BackendError);
+  EXPECT_FALSE(backend_->run_in_this_process(false));
 }
 
 // A launch on the application's data that hangs is a timeout like any other: the worker is

@@ -3,6 +3,7 @@
 // its input; on PoCL a real kernel does.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -243,6 +244,53 @@ TEST(OnlineTunerOnOpencl, ConvergesAndComputesEveryIterationsOutputs) {
   EXPECT_EQ(exploring, 8);
   EXPECT_TRUE(online.converged());
   EXPECT_EQ(online.summary()->valid, 4u);
+}
+
+double process_cpu_ms() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const auto ms = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_usec) / 1e3; };
+  return ms(usage.ru_utime) + ms(usage.ru_stime);
+}
+
+// Once converged the best configuration runs in the application's process, unless told not
+// to: told by this process's CPU time, which a kernel on a CPU device adds to only when it
+// runs here.
+TEST(OnlineTunerOnOpencl, OnceConvergedRunsTheBestInThisProcessUnlessToldNot) {
+  for (const bool in_process : {true, false}) {
+    std::unique_ptr<Backend> backend;
+    try {
+      backend = make_opencl_backend({});
+    } catch (const Error&) {
+      GTEST_SKIP() << "no OpenCL device";
+    }
+    if (!backend->device().runs_on_host_cores) GTEST_SKIP() << "tells where a kernel ran by this process's CPU time";
+    constexpr int n = 1 << 16;
+    std::vector<float> y(n, 1.0f);
+    Tuner tuner(Kernel::from_source(Language::OpenCL, R"(
+      __kernel void busy(const int rounds, __global float* y) {
+        const int i = get_global_id(0);
+        float v = y[i];
+        for (int k = 0; k < rounds; ++k) v = v * 0.999f + 1.0f;
+        y[i] = v;
+      })", "busy"), std::move(backend));
+    tuner.parameter("BLOCK", {64});
+    tuner.size("N", n);
+    tuner.scalar("rounds", 5000).inout("y", y);
+    tuner.launch({"cdiv(N, BLOCK)"}, {"BLOCK"});
+    OnlineTuner online(tuner, OnlineOptions{.budget = 1, .calls_per_test = 2, .in_process_once_converged = in_process});
+    while (!online.converged()) (void)online.run();
+    (void)online.run();  // in this process, the first launch compiles for the work-group size
+    const double before = process_cpu_ms();
+    const OnlineStep step = online.run();
+    const double cpu_ms = process_cpu_ms() - before;
+    EXPECT_FALSE(step.exploring);
+    if (in_process) {
+      EXPECT_GT(cpu_ms, 0.5 * step.kernel_ms) << "the launch ran in this process";
+    } else {
+      EXPECT_LT(cpu_ms, 0.3 * step.kernel_ms) << "the launch ran in the worker";
+    }
+  }
 }
 
 }  // namespace

@@ -38,6 +38,7 @@
 #include "backend/cuda/measurement_retry.hpp"
 #include "backend/cuda/nvrtc_compiler.hpp"
 #include "backend/worker/lru_cache.hpp"
+#include "backend/worker/in_process.hpp"
 #include "backend/worker/process.hpp"
 #include "steer/backend.hpp"
 
@@ -82,6 +83,7 @@ class CudaBackend final : public Backend {
   RunResult run(const CompiledKernel& kernel, const KernelInstance& instance, const RunOptions& options) override;
   RunResult launch(const CompiledKernel& kernel, const KernelInstance& instance, const LaunchData& data,
                    double timeout_ms) override;
+  bool run_in_this_process(bool yes) override;
 
  private:
   std::shared_ptr<const LoadedProgram> current_program() const;
@@ -111,6 +113,7 @@ class CudaBackend final : public Backend {
   SharedMemory memory_;      // the arguments, and room for the outputs
   SharedLayout layout_;
   std::unique_ptr<WorkerProcess> worker_;
+  std::unique_ptr<worker::InProcessDevice> in_process_;  // while launches run in this process
 };
 
 CudaBackend::CudaBackend(const BackendOptions& options) : device_index_(options.device) {
@@ -157,6 +160,7 @@ void CudaBackend::load(const Program& program) {
     program_.reset();
     loaded->generation = next_generation_++;
   }
+  in_process_.reset();
   worker_.reset();  // frees the device for the new worker
   worker_ = std::make_unique<WorkerProcess>(
       "cuda", worker::Setup{.device = device_index_, .has_program = true, .layout = layout}, &memory);
@@ -241,7 +245,7 @@ RunRequest CudaBackend::request_for(const CudaKernel& kernel, const LoadedProgra
   request.key = kernel.cache_key;
   request.symbol = kernel.cubin->symbol;
   request.kernel_name = loaded.program.kernel_name;
-  request.image = kernel.cubin->image;
+  if (!in_process_ || !in_process_->holds_image(kernel.cache_key)) request.image = kernel.cubin->image;
   request.instance = instance;
   request.options = options;
   request.threads = instance.grid[0] * instance.grid[1] * instance.grid[2] * instance.block[0] * instance.block[1] *
@@ -265,28 +269,53 @@ RunResult CudaBackend::launch(const CompiledKernel& compiled, const KernelInstan
   std::lock_guard device_lock(device_mutex_);
   const std::shared_ptr<const LoadedProgram> loaded = program_of(kernel, "launch()");
   RunRequest request = request_for(kernel, *loaded, instance, {});
-  worker::stage_launch_data(layout_, memory_, data, timeout_ms, request);
+  const bool direct = in_process_ != nullptr;  // the data stay where they are
+  worker::stage_launch_data(layout_, memory_, data, timeout_ms, request, direct);
   RunResult result = exchange(*loaded, request);
-  if (result.status == Status::Ok) worker::deliver_launch_outputs(layout_, memory_, data);
+  if (result.status == Status::Ok && !direct) worker::deliver_launch_outputs(layout_, memory_, data);
   return result;
 }
 
+bool CudaBackend::run_in_this_process(bool yes) {
+  std::lock_guard device_lock(device_mutex_);
+  if (!yes) {
+    in_process_.reset();
+    return false;
+  }
+  if (!in_process_) {
+    if (!current_program()) throw BackendError("CUDA backend: run_in_this_process() needs a program; call load() first");
+    in_process_ = std::make_unique<worker::InProcessDevice>(
+        worker::make_cuda_device_server(), worker::Setup{.device = device_index_, .has_program = true, .layout = layout_},
+        memory_);
+  }
+  return true;
+}
+
 RunResult CudaBackend::exchange(const LoadedProgram& loaded, const RunRequest& request) {
-  if (!worker_) restart_worker("an earlier failure to restart it");
   bool hung = false;
   RunOutcome outcome;
-  try {
-    outcome = run_with_measurement_retry(
-        request, WorkerHandle{.run = [&](const RunRequest& r) { return worker_->run(r); },
-                              .death =
-                                  [&] {
-                                    hung = worker_->hung();
-                                    return worker_->stop();
-                                  },
-                              .replace = [&](const std::string& reason) { restart_worker(reason); }});
-  } catch (const Interrupted&) {
-    worker_.reset();  // ended; the next run starts a new one
-    throw;
+  if (in_process_) {
+    outcome.reply = in_process_->run(request);
+    if (in_process_->lost()) {
+      in_process_.reset();  // back to the worker, which is well: nothing below replaces it
+      outcome.reply->context_lost = false;
+      outcome.reply->message += "; launches went back to the worker process";
+    }
+  } else {
+    if (!worker_) restart_worker("an earlier failure to restart it");
+    try {
+      outcome = run_with_measurement_retry(
+          request, WorkerHandle{.run = [&](const RunRequest& r) { return worker_->run(r); },
+                                .death =
+                                    [&] {
+                                      hung = worker_->hung();
+                                      return worker_->stop();
+                                    },
+                                .replace = [&](const std::string& reason) { restart_worker(reason); }});
+    } catch (const Interrupted&) {
+      worker_.reset();  // ended; the next run starts a new one
+      throw;
+    }
   }
   std::optional<RunReply>& reply = outcome.reply;
 

@@ -266,6 +266,15 @@ class Worker final : public worker::DeviceServer {
     const auto application_bytes = [&](std::size_t i) {
       return memory_->bytes().subspan(slots_[i].application_offset, slots_[i].bytes);
     };
+    // In the backend's own process, the application's memory itself (RunRequest::direct_inputs).
+    const auto input_bytes = [&](std::size_t i) -> std::span<const std::byte> {
+      if (i < request.direct_inputs.size() && !request.direct_inputs[i].empty()) return request.direct_inputs[i];
+      return application_bytes(i);
+    };
+    const auto output_bytes = [&](std::size_t i) {
+      if (i < request.direct_outputs.size() && !request.direct_outputs[i].empty()) return request.direct_outputs[i];
+      return application_bytes(i);
+    };
     // Scalars the application gives are passed for this launch only.
     const auto loaded_scalars_again = [&] {
       for (std::size_t i = 0; i < slots_.size(); ++i) {
@@ -277,9 +286,9 @@ class Worker final : public worker::DeviceServer {
     for (std::size_t i = 0; i < slots_.size(); ++i) {
       if (!marked(request.written, i)) continue;
       if (slots_[i].is_buffer) {
-        session_->write_buffer(i, application_bytes(i));  // queued before the timed launch
+        session_->write_buffer(i, input_bytes(i));  // queued before the timed launch
       } else {
-        session_->set_scalar(i, application_bytes(i));
+        session_->set_scalar(i, input_bytes(i));
       }
     }
     double ms = 0;
@@ -291,7 +300,7 @@ class Worker final : public worker::DeviceServer {
     }
     loaded_scalars_again();
     for (std::size_t i = 0; i < slots_.size(); ++i) {
-      if (marked(request.read, i)) session_->read_buffer(i, application_bytes(i));
+      if (marked(request.read, i)) session_->read_buffer(i, output_bytes(i));
     }
     return ms;
   }
@@ -440,5 +449,7 @@ void serve_cuda_worker() {
   cuda::Worker device;
   serve(device);
 }
+
+std::unique_ptr<DeviceServer> make_cuda_device_server() { return std::make_unique<cuda::Worker>(); }
 
 }  // namespace steer::worker

@@ -32,6 +32,7 @@
 
 #include "backend/opencl/opencl_api.hpp"
 #include "backend/opencl/opencl_device.hpp"
+#include "backend/worker/in_process.hpp"
 #include "backend/worker/process.hpp"
 #include "steer/backend.hpp"
 
@@ -44,6 +45,7 @@ using worker::RunReply;
 using worker::RunRequest;
 using worker::SharedLayout;
 using worker::SharedMemory;
+using worker::InProcessDevice;
 using worker::WorkerProcess;
 
 double elapsed_ms(Clock::time_point since) {
@@ -168,6 +170,7 @@ class OpenclBackend final : public Backend {
       program_.reset();
       loaded->generation = next_generation_++;
     }
+    in_process_.reset();
     worker_.reset();
     worker_ = std::make_unique<WorkerProcess>("opencl", setup(layout), &memory);
     memory_ = std::move(memory);
@@ -248,11 +251,25 @@ class OpenclBackend final : public Backend {
     std::lock_guard device_lock(device_mutex_);
     const std::shared_ptr<const LoadedProgram> loaded = program_of(kernel, "launch()");
     RunRequest request = request_for(kernel, *loaded, instance, {});
-    worker::stage_launch_data(layout_, memory_, data, timeout_ms, request);
+    const bool direct = in_process_ != nullptr;  // the data stay where they are
+    worker::stage_launch_data(layout_, memory_, data, timeout_ms, request, direct);
     if (std::optional<RunResult> refused = refuse(kernel, *loaded, instance)) return *refused;
     RunResult result = exchange(kernel, *loaded, request);
-    if (result.status == Status::Ok) worker::deliver_launch_outputs(layout_, memory_, data);
+    if (result.status == Status::Ok && !direct) worker::deliver_launch_outputs(layout_, memory_, data);
     return result;
+  }
+
+  bool run_in_this_process(bool yes) override {
+    std::lock_guard device_lock(device_mutex_);
+    if (!yes) {
+      in_process_.reset();
+      return false;
+    }
+    if (!in_process_) {
+      if (!current_program()) throw BackendError("OpenCL backend: run_in_this_process() needs a program; call load() first");
+      in_process_ = std::make_unique<InProcessDevice>(worker::make_opencl_device_server(), setup(layout_), memory_);
+    }
+    return true;
   }
 
  private:
@@ -288,13 +305,13 @@ class OpenclBackend final : public Backend {
     return std::nullopt;
   }
 
-  static RunRequest request_for(const OpenclKernel& kernel, const LoadedProgram& loaded, const KernelInstance& instance,
-                                const RunOptions& options) {
+  RunRequest request_for(const OpenclKernel& kernel, const LoadedProgram& loaded, const KernelInstance& instance,
+                         const RunOptions& options) const {
     RunRequest request;
     request.key = kernel.cache_key;
     request.symbol = loaded.kernel_name;
     request.kernel_name = loaded.kernel_name;
-    request.image = kernel.binary;
+    if (!in_process_ || !in_process_->holds_image(kernel.cache_key)) request.image = kernel.binary;
     request.instance = instance;
     request.instance.defines.clear();  // compiled into the binary already
     request.options = options;
@@ -305,13 +322,22 @@ class OpenclBackend final : public Backend {
   // or lost its context is replaced (under device_mutex_).
   RunResult exchange(const OpenclKernel& kernel, const LoadedProgram& loaded, const RunRequest& request) {
     const KernelInstance& instance = request.instance;
-    if (!worker_) restart_worker("an earlier failure to start it");
     std::optional<RunReply> reply;
-    try {
-      reply = worker_->run(request);
-    } catch (const Interrupted&) {
-      worker_.reset();  // ended; the next run starts a new one
-      throw;
+    if (in_process_) {
+      reply = in_process_->run(request);
+      if (in_process_->lost()) {
+        in_process_.reset();  // back to the worker, which is well: nothing below replaces it
+        reply->context_lost = false;
+        reply->message += "; launches went back to the worker process";
+      }
+    } else {
+      if (!worker_) restart_worker("an earlier failure to start it");
+      try {
+        reply = worker_->run(request);
+      } catch (const Interrupted&) {
+        worker_.reset();  // ended; the next run starts a new one
+        throw;
+      }
     }
     if (!reply) {
       const bool hung = worker_->hung();
@@ -470,6 +496,7 @@ class OpenclBackend final : public Backend {
   SharedMemory memory_;      // the arguments, and room for the outputs
   SharedLayout layout_;
   std::unique_ptr<WorkerProcess> worker_;
+  std::unique_ptr<InProcessDevice> in_process_;  // while launches run in this process
 };
 
 }  // namespace

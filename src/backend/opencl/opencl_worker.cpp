@@ -279,6 +279,7 @@ class Worker final : public worker::DeviceServer {
   std::span<const std::byte> argument_bytes(const RunRequest& request, std::size_t i) const {
     const worker::ArgumentSlot& slot = slots_[i];
     const bool given = request.application && i < request.written.size() && request.written[i] != 0;
+    if (given && i < request.direct_inputs.size() && !request.direct_inputs[i].empty()) return request.direct_inputs[i];
     return memory_->bytes().subspan(given ? slot.application_offset : slot.offset, slot.bytes);
   }
 
@@ -374,7 +375,9 @@ class Worker final : public worker::DeviceServer {
   void read_application_outputs(const RunRequest& request) const {
     for (std::size_t i = 0; i < slots_.size(); ++i) {
       if (i >= request.read.size() || request.read[i] == 0 || slots_[i].bytes == 0) continue;
-      std::span<std::byte> destination = memory_->bytes().subspan(slots_[i].application_offset, slots_[i].bytes);
+      std::span<std::byte> destination = i < request.direct_outputs.size() && !request.direct_outputs[i].empty()
+                                             ? request.direct_outputs[i]
+                                             : memory_->bytes().subspan(slots_[i].application_offset, slots_[i].bytes);
       check(clEnqueueReadBuffer(queue_.get(), buffers_[i].working.get(), CL_TRUE, 0, slots_[i].bytes,
                                 destination.data(), 0, nullptr, nullptr),
             "clEnqueueReadBuffer", slots_[i].name);
@@ -412,5 +415,7 @@ void serve_opencl_worker() {
   opencl::Worker device;
   serve(device);
 }
+
+std::unique_ptr<DeviceServer> make_opencl_device_server() { return std::make_unique<opencl::Worker>(); }
 
 }  // namespace steer::worker

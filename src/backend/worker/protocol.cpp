@@ -52,7 +52,7 @@ SharedMemory share_arguments(const std::vector<HostArgument>& arguments, const S
 }
 
 void stage_launch_data(const SharedLayout& layout, const SharedMemory& memory, const LaunchData& data,
-                       double timeout_ms, RunRequest& request) {
+                       double timeout_ms, RunRequest& request, bool direct) {
   const std::vector<ArgumentSlot>& slots = layout.arguments;
   if (!data.inputs.empty() && data.inputs.size() != slots.size()) {
     throw BackendError(fmt::format("launch: {} inputs for a kernel of {} arguments", data.inputs.size(), slots.size()));
@@ -67,6 +67,10 @@ void stage_launch_data(const SharedLayout& layout, const SharedMemory& memory, c
   request.options.measure = {};
   request.written.assign(slots.size(), 0);
   request.read.assign(slots.size(), 0);
+  if (direct) {
+    request.direct_inputs.assign(slots.size(), {});
+    request.direct_outputs.assign(slots.size(), {});
+  }
   std::size_t output = 0;
   for (std::size_t a = 0; a < slots.size(); ++a) {
     const ArgumentSlot& slot = slots[a];
@@ -75,7 +79,11 @@ void stage_launch_data(const SharedLayout& layout, const SharedMemory& memory, c
         throw BackendError(fmt::format("launch: argument '{}' is given {} bytes; it has {}", slot.name,
                                        data.inputs[a].size(), slot.bytes));
       }
-      std::memcpy(memory.bytes().data() + slot.application_offset, data.inputs[a].data(), slot.bytes);
+      if (direct) {
+        request.direct_inputs[a] = data.inputs[a];
+      } else {
+        std::memcpy(memory.bytes().data() + slot.application_offset, data.inputs[a].data(), slot.bytes);
+      }
       request.written[a] = 1;
     }
     if (!slot.is_buffer || !slot.output) continue;
@@ -86,6 +94,7 @@ void stage_launch_data(const SharedLayout& layout, const SharedMemory& memory, c
                                      data.outputs[o].size(), slot.bytes));
     }
     request.read[a] = 1;
+    if (direct) request.direct_outputs[a] = data.outputs[o];
   }
 }
 

@@ -117,15 +117,22 @@ struct RunRequest {
   // back into its application slot after the launch.
   bool application = false;
   std::vector<std::uint8_t> written, read;
+  // In the backend's own process only (InProcessDevice), never sent: the application's
+  // memory itself, per argument, written from and read into in place of the application
+  // slots (empty spans: the slots), which saves copying every input and output once more.
+  std::vector<std::span<const std::byte>> direct_inputs;
+  std::vector<std::span<std::byte>> direct_outputs;
 };
 
 // Backend::launch in the backend's process: checks `data` against the loaded arguments
 // (BackendError when it does not fit: one input per argument or none, each of the argument's
 // size; outputs likewise), copies the inputs given into their application slots and makes
 // `request` an application launch, bounded by `timeout_ms`, that writes them and reads back
-// the outputs asked for.
+// the outputs asked for. With `direct` (a launch in this process: InProcessDevice) nothing
+// is copied: the request points at the application's memory (direct_inputs, direct_outputs),
+// and there is nothing to deliver afterwards.
 void stage_launch_data(const SharedLayout& layout, const SharedMemory& memory, const LaunchData& data,
-                       double timeout_ms, RunRequest& request);
+                       double timeout_ms, RunRequest& request, bool direct = false);
 // After the worker's reply: the outputs it read back, from their application slots into the
 // application's memory.
 void deliver_launch_outputs(const SharedLayout& layout, const SharedMemory& memory, const LaunchData& data);

@@ -2,6 +2,7 @@
 // The worker process's side (process.hpp says why there is one): a loop that takes the
 // setup, opens the device through a backend's DeviceServer, and answers run requests until
 // the backend closes the channel or a reply says the device is lost.
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -36,5 +37,10 @@ class DeviceServer {
 // stand-in when the backend was not built). Never return.
 [[noreturn]] void serve_cuda_worker();
 [[noreturn]] void serve_opencl_worker();
+
+// What each backend's worker runs, for running it in the backend's own process
+// (in_process.hpp). Defined only where the backend was built.
+std::unique_ptr<DeviceServer> make_cuda_device_server();
+std::unique_ptr<DeviceServer> make_opencl_device_server();
 
 }  // namespace steer::worker
