@@ -61,6 +61,7 @@ enum class Covariance { Matern32, Matern52, Rbf };
 
 struct BayesOptions {
   std::uint64_t initial_samples = 20;            // tests before the model chooses (KT's popsize)
+  std::uint64_t initial_samples_with_source = 0; // the same with a source recording (0: initial_samples)
   bool latin_hypercube = true;                   // KT's samplingmethod: lhs (true) or random
   std::uint64_t candidates = 1000;               // random untested configurations scored per choice
   std::uint64_t max_points = 300;                // measurements a refit keeps (see the top)
@@ -87,6 +88,12 @@ struct BayesOptions {
   std::shared_ptr<const Recording> source;
   std::uint64_t source_first = 1;  // the source's fastest tested before the initial samples
   double source_weight = 1.0;      // the source runtime feature's range, as counter_weight is a counter's
+  // > 0: the source's standardised log runtime, times a factor b, is the model's prior mean;
+  // b is fitted to the measurements (generalised least squares) under a prior N(1,
+  // source_prior^2), so that a source that ranks the tuned GPU's configurations well steers
+  // the choices toward its fastest, and one that does not fades out. 0: no prior mean.
+  double source_prior = 0;
+  std::uint64_t source_candidates = 50;  // with source_prior: the source's fastest untested join the candidates
   // With reaction_draws > 0 (and a model): the first test is profiled, and the expert
   // system's reaction to its bottlenecks draws that many of the initial samples (eq. 12, 13).
   std::uint64_t reaction_draws = 0;
@@ -297,6 +304,8 @@ class BayesSearcher final : public Searcher {
     space_ = &space;
     parameter_dims_ = options_.parameter_weight > 0 ? space.parameters().size() : 0;
     counter_features_.clear();
+    prior_.clear();
+    source_fastest_.clear();
     predicted_ = {};
     awaiting_profile_.reset();
     explanations_.clear();
@@ -311,6 +320,12 @@ class BayesSearcher final : public Searcher {
         first.push_back(order[i].second);
       }
       if (options_.source_weight > 0) counter_features_.push_back(source_feature(order, space.size()));
+      if (options_.source_prior > 0) {
+        prior_ = prior_shape(order, space.size());
+        for (std::size_t i = 0; i < order.size() && source_fastest_.size() < options_.source_candidates; ++i) {
+          source_fastest_.push_back(order[i].second);
+        }
+      }
     }
     dims_ = parameter_dims_ + counter_features_.size();
     if (dims_ == 0) throw Error(fmt::format("searcher '{}': no features: the model predicts no counter that varies", options_.name));
@@ -424,7 +439,7 @@ class BayesSearcher final : public Searcher {
   struct Kept {
     std::uint64_t generation = 0;
     std::uint64_t targets = 0;  // the targets_version_ its dot products are of
-    double explained = 0, ok = 0, failed = 0, one = 0;
+    double explained = 0, ok = 0, failed = 0, one = 0, prior = 0;
     std::vector<double> v;
   };
   struct Dense {
@@ -438,6 +453,7 @@ class BayesSearcher final : public Searcher {
     std::vector<double> ok;      // L^-1 of the runtimes, 0 for failures
     std::vector<double> failed;  // L^-1 of 1 for failures, 0 otherwise
     std::vector<double> one;     // L^-1 of 1
+    std::vector<double> prior;   // L^-1 of the prior mean's shape (prior_) at the points
   };
 
   void features(ConfigIndex c, double* x) {
@@ -566,6 +582,36 @@ class BayesSearcher final : public Searcher {
     return out;
   }
 
+  // The prior mean's shape: the source's log runtime, standardised over the configurations it
+  // holds; those it lacks take 0, its mean.
+  static std::vector<float> prior_shape(const std::vector<std::pair<double, ConfigIndex>>& order, std::uint64_t size) {
+    std::vector<float> out(size, 0.0f);
+    if (order.size() < 2) return out;
+    double mean = 0, square = 0;
+    for (const auto& [runtime, c] : order) mean += std::log(runtime);
+    mean /= static_cast<double>(order.size());
+    for (const auto& [runtime, c] : order) square += (std::log(runtime) - mean) * (std::log(runtime) - mean);
+    const double spread = std::sqrt(square / static_cast<double>(order.size()));
+    if (!(spread > 0)) return out;
+    for (const auto& [runtime, c] : order) out[c] = static_cast<float>((std::log(runtime) - mean) / spread);
+    return out;
+  }
+
+  // The prior mean's factor b: the generalised least-squares fit of the standardised targets
+  // by the prior's shape, p^T K^-1 y / p^T K^-1 p, with the prior N(1, source_prior^2) on b.
+  double prior_factor(double failed, double mean, double scale) const {
+    if (prior_.empty()) return 0;
+    const std::size_t n = targets_.prior.size();
+    double py = 0, pp = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double y = (targets_.ok[i] + failed * targets_.failed[i] - mean * targets_.one[i]) / scale;
+      py += targets_.prior[i] * y;
+      pp += targets_.prior[i] * targets_.prior[i];
+    }
+    const double precision = 1.0 / (options_.source_prior * options_.source_prior);
+    return (py + precision) / (pp + precision);
+  }
+
   // Each predicted counter that varies over the space, as log(1 + value) scaled to [0, 1]:
   // counters span orders of magnitude, and it is their ratios that say how configurations
   // differ (twice the memory traffic, half the occupancy).
@@ -620,7 +666,7 @@ class BayesSearcher final : public Searcher {
       kept_doubles_ -= k.v.size();
       k.v.clear();
       k.generation = generation_;
-      k.explained = k.ok = k.failed = k.one = 0;
+      k.explained = k.ok = k.failed = k.one = k.prior = 0;
     }
     if (k.targets != targets_version_) {
       // A lie was replaced by its real cost: the targets changed under the kept products.
@@ -628,6 +674,7 @@ class BayesSearcher final : public Searcher {
       k.ok = dot(k.v.data(), targets_.ok.data(), k.v.size());
       k.failed = dot(k.v.data(), targets_.failed.data(), k.v.size());
       k.one = dot(k.v.data(), targets_.one.data(), k.v.size());
+      if (!prior_.empty()) k.prior = dot(k.v.data(), targets_.prior.data(), k.v.size());
     }
     const std::size_t from = k.v.size();
     if (from == model_->size()) return k;
@@ -640,6 +687,7 @@ class BayesSearcher final : public Searcher {
       k.ok += k.v[i] * targets_.ok[i];
       k.failed += k.v[i] * targets_.failed[i];
       k.one += k.v[i] * targets_.one[i];
+      if (!prior_.empty()) k.prior += k.v[i] * targets_.prior[i];
     }
     kept_doubles_ += k.v.size() - from;
     return k;
@@ -675,6 +723,9 @@ class BayesSearcher final : public Searcher {
     model_->extend_solve(targets_.failed,
                          [&](std::size_t i) { return std::isfinite(model_points_[i].first) ? 0.0 : 1.0; });
     model_->extend_solve(targets_.one, [](std::size_t) { return 1.0; });
+    if (!prior_.empty()) {
+      model_->extend_solve(targets_.prior, [&](std::size_t i) { return static_cast<double>(prior_[model_points_[i].second]); });
+    }
   }
 
   // Refits the model to `points`, from `nugget` up tenfold until the kernel matrix is
@@ -810,13 +861,15 @@ class BayesSearcher final : public Searcher {
     const double spread = std::sqrt(variance / static_cast<double>(n));
     const double scale = spread > 0 ? spread : 1.0;
     const double best = (lowest - mean) / scale;
+    const double b = prior_factor(failed, mean, scale);
 
     // Mean at c: k(X, c)^T K^-1 y = v . L^-1 y, L^-1 y = (ok + failed x failure - mean x one) / scale.
     // The `count` of highest expected improvement, ties to the lower index (candidates ascend).
     std::vector<std::pair<double, ConfigIndex>> ranked;
     for (ConfigIndex c : candidates(fastest_.second)) {
       const Kept& k = scored(slot_for(c));
-      const double mu = (k.ok + failed * k.failed - mean * k.one) / scale;
+      // With a prior mean b p: b p(c) + k(X, c)^T K^-1 (y - b p(X)).
+      const double mu = (k.ok + failed * k.failed - mean * k.one) / scale + (prior_.empty() ? 0.0 : b * (prior_[c] - k.prior));
       const double sigma = std::sqrt(std::max(0.0, 1.0 - k.explained));
       const double ei = expected_improvement(best - options_.xi - mu, sigma);
       ranked.emplace_back(std::isnan(ei) ? 1.0 : -ei, c);
@@ -869,6 +922,9 @@ class BayesSearcher final : public Searcher {
         const ConfigIndex child = breed(fastest);
         if (!memory_.seen(child)) pool_.push_back(child);
       }
+    }
+    for (ConfigIndex c : source_fastest_) {
+      if (!memory_.seen(c)) pool_.push_back(c);
     }
     if (pool_.empty()) pool_.push_back(*memory_.random_unseen(*space_, random_));
     std::sort(pool_.begin(), pool_.end());
@@ -927,6 +983,8 @@ class BayesSearcher final : public Searcher {
   std::optional<ConfigIndex> awaiting_profile_;  // the profiled first test, until it is observed
   std::vector<Explanation> explanations_;        // not yet taken
   std::vector<std::vector<float>> counter_features_;  // [counter][ConfigIndex], in [0, 1]
+  std::vector<float> prior_;                    // the prior mean's shape per configuration (source_prior)
+  std::vector<ConfigIndex> source_fastest_;     // the source's fastest, candidates (source_prior)
   std::size_t dims_ = 0;
   search::Memory memory_;
   std::vector<ConfigIndex> initial_;
@@ -966,7 +1024,15 @@ namespace {
 
 std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOptions bayes, bool with_model) {
   search::Settings settings(bayes.name, options.settings);
-  bayes.initial_samples = settings.integer("popsize", bayes.initial_samples, 1, 1'000'000);
+  const std::string source = with_model ? settings.text("source") : std::string();
+  // The source's runtimes are a guess for time: under another objective they stay a feature,
+  // and the defaults that lean on them (testing its fastest first, its prior mean, the
+  // smaller initial design) are off.
+  const bool source_for_time = !source.empty() && options.objective == "time";
+  const std::uint64_t samples = !source_for_time || bayes.initial_samples_with_source == 0
+                                    ? bayes.initial_samples
+                                    : bayes.initial_samples_with_source;
+  bayes.initial_samples = settings.integer("popsize", samples, 1, 1'000'000);
   bayes.latin_hypercube = settings.choice("samplingmethod", "lhs", {"lhs", "random"}) == "lhs";
   bayes.candidates = settings.integer("candidates", bayes.candidates, 1, 10'000'000);
   bayes.max_points = settings.integer("max_points", bayes.max_points, 2, 5'000);
@@ -986,14 +1052,14 @@ std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOption
   bayes.fit_from = settings.integer("ard_from", bayes.fit_from, 2, 1'000'000);
   bayes.counter_weight = settings.number("counter_weight", bayes.counter_weight, 0, 1e6);
   bayes.parameter_weight = settings.number("parameter_weight", bayes.parameter_weight, 0, 1e6);
-  std::string source;
   if (with_model) {
-    source = settings.text("source");
     // The source's fastest configuration is a guess for time: under another objective the
     // default is not to test it first (its runtime stays a feature).
-    const std::uint64_t first = options.objective == "time" ? bayes.source_first : 0;
+    const std::uint64_t first = source_for_time ? bayes.source_first : 0;
     bayes.source_first = settings.integer("source_first", first, 0, 1'000'000);
     bayes.source_weight = settings.number("source_weight", bayes.source_weight, 0, 1e6);
+    bayes.source_prior = settings.number("source_prior", source_for_time ? bayes.source_prior : 0, 0, 1e6);
+    bayes.source_candidates = settings.integer("source_candidates", bayes.source_candidates, 0, 1'000'000);
     bayes.reaction_draws = settings.integer("reaction_draws", bayes.reaction_draws, 0, 1'000'000);
     bayes.expert.compute_bound = settings.flag("compute_bound", false);
   }
@@ -1019,6 +1085,9 @@ std::unique_ptr<Searcher> make_guided_searcher(const SearcherOptions& options) {
   BayesOptions guided;
   guided.name = "guided";
   guided.initial_samples = 4;
+  // A source's prior mean informs the first choices already: half the initial samples.
+  guided.initial_samples_with_source = 2;
+  guided.source_prior = 2;
   guided.parameter_weight = 0.1;
   guided.counter_weight = 2.5;
   guided.source_weight = 0.3;
