@@ -222,7 +222,8 @@ class Tuner {
 // A configuration is used on the application's data only after it validated against the
 // reference (run on the data bound when the OnlineTuner started), when there is one; one that
 // fails, on that data or on the application's, is recorded as failed and the call is served by
-// the next. CUDA needs a backend that implements Backend::launch (OpenCL does).
+// the next. It needs a backend that implements Backend::launch (CUDA and OpenCL both do);
+// once converged, the calls run in the application's process (OnlineOptions).
 struct OnlineOptions {
   std::uint64_t budget = 50;  // configurations to test, those resumed from the store included
   int calls_per_test = 5;     // calls spent on each tested configuration; the first is not timed
