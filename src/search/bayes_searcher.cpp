@@ -1053,8 +1053,6 @@ std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOption
   bayes.counter_weight = settings.number("counter_weight", bayes.counter_weight, 0, 1e6);
   bayes.parameter_weight = settings.number("parameter_weight", bayes.parameter_weight, 0, 1e6);
   if (with_model) {
-    // The source's fastest configuration is a guess for time: under another objective the
-    // default is not to test it first (its runtime stays a feature).
     const std::uint64_t first = source_for_time ? bayes.source_first : 0;
     bayes.source_first = settings.integer("source_first", first, 0, 1'000'000);
     bayes.source_weight = settings.number("source_weight", bayes.source_weight, 0, 1e6);

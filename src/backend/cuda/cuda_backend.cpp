@@ -296,11 +296,7 @@ RunResult CudaBackend::exchange(const LoadedProgram& loaded, const RunRequest& r
   RunOutcome outcome;
   if (in_process_) {
     outcome.reply = in_process_->run(request);
-    if (in_process_->lost()) {
-      in_process_.reset();  // back to the worker, which is well: nothing below replaces it
-      outcome.reply->context_lost = false;
-      outcome.reply->message += "; launches went back to the worker process";
-    }
+    if (in_process_->lost()) in_process_.reset();
   } else {
     if (!worker_) restart_worker("an earlier failure to restart it");
     try {

@@ -325,11 +325,7 @@ class OpenclBackend final : public Backend {
     std::optional<RunReply> reply;
     if (in_process_) {
       reply = in_process_->run(request);
-      if (in_process_->lost()) {
-        in_process_.reset();  // back to the worker, which is well: nothing below replaces it
-        reply->context_lost = false;
-        reply->message += "; launches went back to the worker process";
-      }
+      if (in_process_->lost()) in_process_.reset();
     } else {
       if (!worker_) restart_worker("an earlier failure to start it");
       try {

@@ -23,19 +23,19 @@ class InProcessDevice {
   InProcessDevice(const InProcessDevice&) = delete;
   InProcessDevice& operator=(const InProcessDevice&) = delete;
 
-  const Hello& hello() const noexcept { return hello_; }
   // Whether the image under `key` is loaded already: a request for it may then leave the image
   // out (saving the copy of tens of kilobytes that each launch would make).
   bool holds_image(const std::string& key) { return server_->holds_image(key); }
   // Runs one request as the worker would; its image may be left out only where holds_image.
+  // A reply that says the device is lost (a kernel that may still run, or a context that
+  // refuses work) makes lost() true, says in its message that launches go back to the
+  // worker, and no longer asks for the worker to be replaced: the worker is well.
   RunReply run(const RunRequest& request);
-  // Whether a reply said the device is lost (a kernel that may still run, or a context that
-  // refuses work): the backend then goes back to its worker and drops this.
+  // The backend then drops this and launches in its worker again.
   bool lost() const noexcept { return lost_; }
 
  private:
   std::unique_ptr<DeviceServer> server_;
-  Hello hello_;
   Heartbeat heartbeat_;  // none: nothing watches this process's own launches but their timeouts
   bool lost_ = false;
 };
