@@ -202,6 +202,13 @@ nlohmann::json summary_json(const TuneSummary& s, const Spec& spec) {
 
 // Under an MPI launcher (mpirun, srun) with more than one process: the job, else null.
 std::unique_ptr<MpiJob> join_mpi_job(const TuneArgs& args) {
+  if (const std::optional<int> tasks = srun_tasks_without_mpi()) {
+    throw Error(fmt::format(
+        "srun started {} tasks without an MPI plugin, so they cannot form one run: each would tune on its own "
+        "into the same store. Start them with `srun --mpi=pmix` (or the plugin the site's MPI was built for: "
+        "`srun --mpi=list`), or run one task; docs/parallel.md",
+        *tasks));
+  }
   const std::optional<int> launched = mpi_launched_size();
   if (!launched || *launched < 2) return nullptr;
   if (!args.devices.empty()) {

@@ -30,6 +30,10 @@ namespace steer {
 // when no launcher started it. Needs no MPI library: a build without MPI support uses it to
 // say so.
 std::optional<int> mpi_launched_size();
+// The task count of a Slurm job step of several tasks that srun started without an MPI
+// plugin (its MpiDefault=none and no --mpi): the tasks cannot form one job, and each would
+// tune on its own. nullopt otherwise.
+std::optional<int> srun_tasks_without_mpi();
 // Whether this build has MPI support.
 bool mpi_built() noexcept;
 

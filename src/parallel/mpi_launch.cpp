@@ -31,4 +31,19 @@ std::optional<int> mpi_launched_size() {
   return std::nullopt;
 }
 
+std::optional<int> srun_tasks_without_mpi() {
+  if (mpi_launched_size()) return std::nullopt;
+  // PMI_RANK: MPICH's and Intel MPI's Hydra set it, and srun --mpi=pmi2.
+  if (std::getenv("PMI_RANK")) return std::nullopt;
+  // The tasks of this job step: the batch script's own step counts 1 however many it may start.
+  const char* tasks = std::getenv("SLURM_STEP_NUM_TASKS");
+  if (!tasks) return std::nullopt;
+  try {
+    const int count = std::stoi(tasks);
+    return count > 1 ? std::optional<int>(count) : std::nullopt;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace steer

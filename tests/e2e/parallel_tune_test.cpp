@@ -2,14 +2,18 @@
 // ranks of an MPI job (mpirun --oversubscribe -np 3, each rank on the OpenCL CPU device,
 // PoCL). Every test is measured once and reaches the store, a resume serves them, and
 // kill -9 of a rank loses no finished test. The MPI tests skip, saying why, where mpirun is
-// missing or steer was built without MPI.
+// missing or steer was built without MPI. Under Slurm, srun starts the ranks on a private
+// one-node cluster (scripts/slurm-one-node); that test skips where Slurm is not installed
+// (scripts/setup --slurm installs it).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -54,16 +58,16 @@ std::string mpirun_command(int ranks, const std::string& arguments, const std::s
          arguments;
 }
 
-// mpirun's standard output (rank 0's), its exit status, and standard error apart.
+// A command's standard output (rank 0's, under a launcher), its exit status, and standard
+// error apart.
 struct MpiRun {
   Output out;
   std::string errors;
 };
-MpiRun mpirun(int ranks, const std::string& arguments) {
+MpiRun run_command(const std::string& command) {
   const fs::path errors = fs::temp_directory_path() / ("steer_e2e_mpi_errors_" + std::to_string(getpid()));
-  const std::string command = mpirun_command(ranks, arguments) + " 2>'" + errors.string() + "'";
   MpiRun run;
-  FILE* pipe = popen(command.c_str(), "r");
+  FILE* pipe = popen((command + " 2>'" + errors.string() + "'").c_str(), "r");
   if (!pipe) return run;
   char block[4096];
   for (std::size_t n; (n = std::fread(block, 1, sizeof block, pipe)) > 0;) run.out.output.append(block, n);
@@ -74,6 +78,7 @@ MpiRun mpirun(int ranks, const std::string& arguments) {
   fs::remove(errors);
   return run;
 }
+MpiRun mpirun(int ranks, const std::string& arguments) { return run_command(mpirun_command(ranks, arguments)); }
 
 TEST(ParallelTune, DevicesRunsOneTestOnEachAtOnceAndStoresEveryTestOnce) {
   if (!have_opencl()) GTEST_SKIP() << "no OpenCL device";
@@ -258,6 +263,87 @@ TEST(ParallelTune, WithRecoveryEnabledTheRunGoesOnWhenAServingRankIsKilled) {
   std::ifstream text(errors);
   const std::string said((std::istreambuf_iterator<char>(text)), std::istreambuf_iterator<char>());
   EXPECT_NE(said.find("a rank was lost"), std::string::npos) << said;
+}
+
+// srun with several tasks but no MPI plugin starts processes that cannot form one job: each
+// would tune on its own into the same store. steer refuses before its first test.
+TEST(ParallelTune, SrunTasksWithoutAnMpiPluginAreRefusedBeforeAnyTest) {
+  const fs::path db = fresh_db("srun_without_mpi");
+  // What srun --mpi=none sets for a step of three tasks (and no PMI or PMIx variable).
+  const MpiRun run = run_command(
+      "env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMI_RANK -u PMIX_RANK SLURM_STEP_NUM_TASKS=3 SLURM_PROCID=1 '" STEER_BINARY
+      "' " + kTune + "--budget 3 --db " + db.string());
+  EXPECT_NE(run.out.exit_code, 0) << run.out.output << run.errors;
+  EXPECT_NE(run.errors.find("srun started 3 tasks without an MPI plugin"), std::string::npos) << run.errors;
+  EXPECT_NE(run.errors.find("--mpi=pmix"), std::string::npos) << run.errors;
+  EXPECT_FALSE(fs::exists(db)) << "refused before the store was opened";
+}
+
+// A private one-node Slurm cluster for the length of a test: started in `dir` by
+// scripts/slurm-one-node, stopped when it goes out of scope.
+class OneNodeSlurm {
+ public:
+  explicit OneNodeSlurm(fs::path dir) : dir_(std::move(dir)) {
+    const MpiRun run = run_command("'" STEER_SOURCE_DIR "/scripts/slurm-one-node' start '" + dir_.string() + "'");
+    started_ = run.out.exit_code == 0;
+    said_ = run.out.output + run.errors;
+  }
+  ~OneNodeSlurm() {
+    const std::string command = "'" STEER_SOURCE_DIR "/scripts/slurm-one-node' stop '" + dir_.string() + "'";
+    if (std::system(command.c_str()) != 0) {
+      std::fprintf(stderr, "could not stop the cluster in %s\n", dir_.c_str());
+      return;  // its files stay for a look
+    }
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+  OneNodeSlurm(const OneNodeSlurm&) = delete;
+  OneNodeSlurm& operator=(const OneNodeSlurm&) = delete;
+
+  bool started() const { return started_; }
+  const std::string& said() const { return said_; }
+  // `srun ARGUMENTS` on this cluster: its standard output, exit status and standard error.
+  MpiRun srun(const std::string& arguments) const {
+    return run_command("SLURM_CONF='" + (dir_ / "slurm.conf").string() + "' srun " + arguments);
+  }
+
+ private:
+  fs::path dir_;
+  std::string said_;
+  bool started_ = false;
+};
+
+TEST(ParallelTune, ThreeSrunTasksOfASlurmJobStoreEveryTestOnceAndAResumeServesThem) {
+  if (const std::string missing = mpi_missing(); !missing.empty()) GTEST_SKIP() << missing;
+  for (const char* program : {"srun", "slurmctld", "slurmd", "munged"}) {
+    if (std::system(("command -v " + std::string(program) + " >/dev/null 2>&1").c_str()) != 0) {
+      GTEST_SKIP() << program << " is not installed (scripts/setup --slurm installs Slurm)";
+    }
+  }
+  const OneNodeSlurm cluster(fs::temp_directory_path() / ("steer_e2e_slurm_" + std::to_string(getpid())));
+  if (!cluster.started()) GTEST_SKIP() << "the one-node Slurm cluster did not start: " << cluster.said();
+  const fs::path db = fresh_db("srun");
+  // One task per device: on this machine three tasks share the one OpenCL CPU device, so
+  // they overcommit its cores, as mpirun --oversubscribe does.
+  const std::string srun = "--mpi=pmix --overcommit -n 3 '" STEER_BINARY "' ";
+  const MpiRun run = cluster.srun(srun + kTune + "--budget 9 --json --db " + db.string());
+  if (run.errors.find("MPI support was not built") != std::string::npos) GTEST_SKIP() << "steer was built without MPI";
+  ASSERT_EQ(run.out.exit_code, 0) << run.out.output << run.errors;
+  const auto summary = nlohmann::json::parse(run.out.output);  // task 0 alone prints
+  EXPECT_EQ(summary["devices"], 3) << "task 0 and two serving tasks";
+  EXPECT_EQ(summary["tests"], 9);
+  std::vector<steer::Result> stored = stored_results(db);
+  EXPECT_EQ(stored.size(), 9u);
+  EXPECT_EQ(occurrences(stored).size(), 9u) << "each configuration measured once";
+
+  const MpiRun more = cluster.srun(srun + kTune + "--budget 12 --json --db " + db.string());
+  ASSERT_EQ(more.out.exit_code, 0) << more.out.output << more.errors;
+  const auto resumed = nlohmann::json::parse(more.out.output);
+  EXPECT_EQ(resumed["tests"], 12);
+  EXPECT_EQ(resumed["resumed"], 9);
+  stored = stored_results(db);
+  EXPECT_EQ(stored.size(), 12u);
+  EXPECT_EQ(occurrences(stored).size(), 12u);
 }
 
 }  // namespace
