@@ -8,12 +8,18 @@ and 64: the mean simulated time to the first configuration within 1.1x of the be
 the mean speed-ups against N (matplotlib).
 
     python3 scripts/bench/parallel_scaling.py --binary build/steer --runs 100 --plot docs/parallel_scaling.png
+
+`guided`, the counter-guided searcher, runs with the counter model (and source recording) that
+scripts/bench/counter_guided_table.py gives each H200 recording: a tree model trained on
+another GPU's or input's recording where one exists (coulomb: the RTX 2080 Ti's; gemm: gemm
+at 128^3, also its source), else on the recording itself.
 """
 import argparse
 import json
 import math
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,16 +28,46 @@ SEARCHERS = ["default", "random", "bayes", "basin-hopping", "annealing", "mls", 
 DEVICES = [1, 2, 4, 8, 16, 64]
 
 
-def simulate(binary, recording, searchers, devices, runs, target, searcher_time):
-    command = [binary, "simulate", "--data", str(recording), "--devices", str(devices), "--runs", str(runs),
-               "--target", str(target), "--no-score", "--json"]
-    if not searcher_time:
-        command.append("--no-searcher-time")
-    for s in searchers:
-        command += ["--searcher", s]
-    out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-    report = json.loads(out)
-    return {s["name"]: s["mean_time_s"] for s in report["searchers"]}
+def guided_arguments(binary, recording, work):
+    """--model and settings for `guided` on `recording`, as counter_guided_table.py pairs them."""
+    sys.path.insert(0, str(ROOT / "scripts" / "bench"))
+    import counter_guided_table as table
+    for pair in table.PAIRS:
+        tuned, model_data, compute_bound = pair[:3]
+        if Path(tuned).name != Path(recording).name:
+            continue
+        source = pair[3] if len(pair) > 3 else model_data
+        model = Path(work) / (table.stem(model_data) + ".tree.json")
+        if not model.exists():
+            subprocess.run([binary, "model", "train", "--data", str(ROOT / model_data), "--out", str(model)],
+                           check=True, capture_output=True)
+        arguments = ["--model", str(model)]
+        if compute_bound:
+            arguments += ["--set", "guided.compute_bound=true"]
+        if source:
+            arguments += ["--set", f"guided.source={ROOT / source}"]
+        return arguments
+    raise SystemExit(f"no counter model is paired with {recording} (scripts/bench/counter_guided_table.py)")
+
+
+def simulate(binary, recording, searchers, devices, runs, target, searcher_time, work):
+    times = {}
+    # With a model, `default` would be guided: guided runs on its own.
+    groups = [[s for s in searchers if s != "guided"], [s for s in searchers if s == "guided"]]
+    for group in groups:
+        if not group:
+            continue
+        command = [binary, "simulate", "--data", str(recording), "--devices", str(devices), "--runs", str(runs),
+                   "--target", str(target), "--no-score", "--json"]
+        if not searcher_time:
+            command.append("--no-searcher-time")
+        if group == ["guided"]:
+            command += guided_arguments(binary, recording, work)
+        for s in group:
+            command += ["--searcher", s]
+        out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+        times.update({s["name"]: s["mean_time_s"] for s in json.loads(out)["searchers"]})
+    return times
 
 
 def main():
@@ -51,10 +87,12 @@ def main():
     devices = args.devices or DEVICES
 
     times = {}  # (kernel, n) -> {searcher: seconds}
+    work = tempfile.mkdtemp(prefix="steer_scaling_")
     for kernel in kernels:
         recording = ROOT / "data" / "h200" / f"{kernel}_h200.db.gz"
         for n in devices:
-            times[kernel, n] = simulate(args.binary, recording, searchers, n, args.runs, args.target, args.searcher_time)
+            times[kernel, n] = simulate(args.binary, recording, searchers, n, args.runs, args.target, args.searcher_time,
+                                        work)
             print(f"{kernel} N={n} done", file=sys.stderr)
 
     mean_speedup = {}
