@@ -226,12 +226,20 @@ struct Control {
   Clock::time_point group_start = start;
   std::size_t finished_bytes = 0;      // rows of the groups done
   Clock::time_point estimate_deadline;  // once stopped
+  double estimate_share_s = 0;          // of the time set aside, for each group estimated
 
   double elapsed() const { return seconds_between(start, Clock::now()); }
-  // Stopped: from now on the time set aside for sampling runs.
+  // Stopped: from now on the time set aside for sampling runs, in equal shares for the group
+  // that stopped and each group after it, so that on a slow machine the later groups still
+  // get their descents.
   void begin_estimate() {
+    const std::size_t estimated = groups > group ? groups - group : 1;
+    estimate_share_s = limits.estimate_seconds / static_cast<double>(estimated);
+    begin_next_estimate();
+  }
+  void begin_next_estimate() {
     estimate_deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                           std::chrono::duration<double>(limits.estimate_seconds));
+                                           std::chrono::duration<double>(estimate_share_s));
   }
 };
 
@@ -362,6 +370,7 @@ class Enumerator {
   // An estimate, by random descents, of the valid rows of a group not enumerated at all.
   GroupEstimate estimate(const std::vector<std::uint32_t>& group_parameters,
                          const std::vector<std::uint32_t>& group_constraints) {
+    if (control_ != nullptr) control_->begin_next_estimate();
     const SearchPlan plan = plan_search(group_parameters, group_constraints, constraints_, parameters_);
     std::vector<std::vector<Memo>> memos = make_memos(plan);
     std::vector<Bits> allowed(plan.order.size());

@@ -90,6 +90,28 @@ TEST(BuildLimits, ATimeLimitStopsTheBuildSayingHowFarItGotWithAnEstimateOfTheSiz
   }
 }
 
+// The time set aside for the estimate is shared by the group that stopped and the groups
+// after it: however slowly the first group's descents go, the second gets its own.
+TEST(BuildLimits, EveryGroupSampledGetsItsShareOfTheEstimateTime) {
+  SpaceDefinition d = twelve_digits_summing_to_54();
+  d.add_parameter("X", int_range(1, 3));
+  d.add_constraint("X != 2");
+  const double exact = 2 * sequences_of_twelve_digits_summing_to_54();
+  BuildLimits limits;
+  limits.seconds = 0.2 * kSlowdown;
+  limits.estimate_seconds = 0.4 * kSlowdown;
+  limits.estimate_probes = std::uint64_t{1} << 40;  // the first group's descents alone would fill the time
+  try {
+    Space::build(d, limits);
+    FAIL() << "built 10^12 combinations in 0.2 s";
+  } catch (const SpaceBuildStopped& stopped) {
+    const SizeEstimate& e = stopped.estimate;
+    EXPECT_GT(e.probes, e.weakest_probes) << "both groups were sampled";
+    EXPECT_TRUE(e.reliable);
+    EXPECT_NEAR(e.count / exact, 1.0, 0.15) << e.count << " against " << exact;
+  }
+}
+
 TEST(BuildLimits, AnEstimateThatFewDescentsSupportIsMarkedUnreliable) {
   SpaceDefinition d;
   std::string sum;
