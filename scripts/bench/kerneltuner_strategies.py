@@ -230,15 +230,36 @@ def tests_of(evaluations, names, with_repeats=False):
 
 
 def in_cache_restriction(cache):
-    """A python-constraint restriction that keeps exactly the recorded configurations."""
-    from constraint import FunctionConstraint
+    """A python-constraint restriction that keeps exactly the recorded configurations.
 
+    KT builds its search space before a run, on the run's clock. A restriction that can only
+    judge whole configurations makes python-constraint enumerate the parameters' whole
+    Cartesian product (3.7 million for conv on the H200, whose recording holds 5,248), which
+    took longer than the run's budget; one that also cuts a partial configuration as soon as
+    two of its values never occur together in the recording builds the same space in a
+    fraction of the time, as a kernel's own restrictions would let KT do."""
+    import itertools
+
+    from constraint import Constraint
+
+    names = list(cache["tune_params"].keys())
     recorded = set(cache["cache"].keys())
+    rows = [key.split(",") for key in recorded]
+    together = {}
+    for i, j in itertools.combinations(range(len(names)), 2):
+        together[names[i], names[j]] = {(row[i], row[j]) for row in rows}
 
-    def in_recording(*values):
-        return ",".join(str(v) for v in values) in recorded
+    class InRecording(Constraint):
+        def __call__(self, variables, domains, assignments, forwardcheck=False, _unassigned=None):
+            assigned = [name for name in names if name in assignments]
+            if len(assigned) == len(names):
+                return ",".join(str(assignments[name]) for name in names) in recorded
+            for a, b in itertools.combinations(assigned, 2):  # in the order of `names`, as `together`
+                if (str(assignments[a]), str(assignments[b])) not in together[a, b]:
+                    return False
+            return True
 
-    return FunctionConstraint(in_recording)
+    return InRecording()
 
 
 @contextlib.contextmanager
