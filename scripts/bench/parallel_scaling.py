@@ -23,6 +23,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts" / "bench"))
+import counter_guided_table  # noqa: E402  (the model and source each recording's guided run gets)
 KERNELS = ["conv", "coulomb", "gemm", "nbody", "transpose"]
 SEARCHERS = ["default", "random", "bayes", "basin-hopping", "annealing", "mls", "ils", "mcmc", "starchart"]
 DEVICES = [1, 2, 4, 8, 16, 64]
@@ -30,8 +32,7 @@ DEVICES = [1, 2, 4, 8, 16, 64]
 
 def guided_arguments(binary, recording, work):
     """--model and settings for `guided` on `recording`, as counter_guided_table.py pairs them."""
-    sys.path.insert(0, str(ROOT / "scripts" / "bench"))
-    import counter_guided_table as table
+    table = counter_guided_table
     for pair in table.PAIRS:
         tuned, model_data, compute_bound = pair[:3]
         if Path(tuned).name != Path(recording).name:
@@ -87,13 +88,13 @@ def main():
     devices = args.devices or DEVICES
 
     times = {}  # (kernel, n) -> {searcher: seconds}
-    work = tempfile.mkdtemp(prefix="steer_scaling_")
-    for kernel in kernels:
-        recording = ROOT / "data" / "h200" / f"{kernel}_h200.db.gz"
-        for n in devices:
-            times[kernel, n] = simulate(args.binary, recording, searchers, n, args.runs, args.target, args.searcher_time,
-                                        work)
-            print(f"{kernel} N={n} done", file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="steer_scaling_") as work:  # guided's models
+        for kernel in kernels:
+            recording = ROOT / "data" / "h200" / f"{kernel}_h200.db.gz"
+            for n in devices:
+                times[kernel, n] = simulate(args.binary, recording, searchers, n, args.runs, args.target,
+                                            args.searcher_time, work)
+                print(f"{kernel} N={n} done", file=sys.stderr)
 
     mean_speedup = {}
     for s in searchers:
