@@ -94,6 +94,12 @@ struct BayesOptions {
   // the choices toward its fastest, and one that does not fades out. 0: no prior mean.
   double source_prior = 0;
   std::uint64_t source_candidates = 50;  // with source_prior: the source's fastest untested join the candidates
+  // With source_prior and the source's fastest tested first: once it and the first design
+  // point are measured, the rest of the initial design is dropped if the source's fastest was
+  // the faster. A source that ranks the tuned space well puts its fastest among the tuned
+  // space's fastest few per cent, ahead of a random point 19 times in 20; one that does not is
+  // as likely behind, and keeps its full design. One test at a time only.
+  bool design_stop = false;
   // With reaction_draws > 0 (and a model): the first test is profiled, and the expert
   // system's reaction to its bottlenecks draws that many of the initial samples (eq. 12, 13).
   std::uint64_t reaction_draws = 0;
@@ -302,6 +308,7 @@ class BayesSearcher final : public Searcher {
 
   void start(const Space& space) override {
     space_ = &space;
+    source_first_.reset();
     parameter_dims_ = options_.parameter_weight > 0 ? space.parameters().size() : 0;
     counter_features_.clear();
     prior_.clear();
@@ -319,6 +326,7 @@ class BayesSearcher final : public Searcher {
       for (std::size_t i = 0; i < order.size() && first.size() < options_.source_first; ++i) {
         first.push_back(order[i].second);
       }
+      if (!first.empty() && options_.design_stop && options_.source_prior > 0) source_first_ = first.front();
       if (options_.source_weight > 0) counter_features_.push_back(source_feature(order, space.size()));
       if (options_.source_prior > 0) {
         prior_ = prior_shape(order, space.size());
@@ -369,6 +377,12 @@ class BayesSearcher final : public Searcher {
       if (devices_ == 1) return out;
     }
     while (out.size() < max && next_initial_ < initial_.size()) {
+      if (source_first_ && devices_ == 1 && next_initial_ >= options_.source_first + 1) {
+        if (memory_.pending() > 0 || !out.empty()) break;  // judged when both are measured
+        if (source_led()) initial_.resize(next_initial_);
+        source_first_.reset();
+        continue;
+      }
       if (memory_.seen(initial_[next_initial_])) {  // drawn by the reaction as well
         ++next_initial_;
         continue;
@@ -418,6 +432,18 @@ class BayesSearcher final : public Searcher {
 
  private:
   static constexpr double kFirstNugget = 1e-6;
+
+  // Whether the source's fastest, tested first, was faster than every other test so far
+  // (design_stop).
+  bool source_led() const {
+    double source = std::numeric_limits<double>::infinity();  // a failure never leads
+    double others = std::numeric_limits<double>::infinity();
+    for (const auto& [cost, c] : measured_) {
+      double& fastest = c == *source_first_ ? source : others;
+      fastest = std::min(fastest, cost);
+    }
+    return source < others;
+  }
   // Length-scale fitting: the measurements it uses at most, the nugget of its kernel matrix,
   // and the range of the factors it puts on each feature.
   static constexpr std::size_t kFitPoints = 96;
@@ -985,6 +1011,7 @@ class BayesSearcher final : public Searcher {
   std::vector<std::vector<float>> counter_features_;  // [counter][ConfigIndex], in [0, 1]
   std::vector<float> prior_;                    // the prior mean's shape per configuration (source_prior)
   std::vector<ConfigIndex> source_fastest_;     // the source's fastest, candidates (source_prior)
+  std::optional<ConfigIndex> source_first_;     // the source's fastest, until design_stop has judged it
   std::size_t dims_ = 0;
   search::Memory memory_;
   std::vector<ConfigIndex> initial_;
@@ -1060,6 +1087,7 @@ std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOption
     bayes.source_candidates = settings.integer("source_candidates", bayes.source_candidates, 0, 1'000'000);
     bayes.reaction_draws = settings.integer("reaction_draws", bayes.reaction_draws, 0, 1'000'000);
     bayes.expert.compute_bound = settings.flag("compute_bound", false);
+    bayes.design_stop = settings.flag("design_stop", bayes.design_stop);
   }
   settings.finish();
   if (!source.empty()) bayes.source = search::load_source_cached(source);
@@ -1086,6 +1114,8 @@ std::unique_ptr<Searcher> make_guided_searcher(const SearcherOptions& options) {
   // A source's prior mean informs the first choices already: half the initial samples.
   guided.initial_samples_with_source = 2;
   guided.source_prior = 2;
+  // ... and the second point is left out when the source's fastest beats the first.
+  guided.design_stop = true;
   guided.parameter_weight = 0.1;
   guided.counter_weight = 2.5;
   guided.source_weight = 0.3;

@@ -132,12 +132,19 @@ TEST(GuidedSearcher, ProposesEveryConfigurationOnceAndIsDeterministic) {
   }
 }
 
+// A tree model trained on the recording `source`, in a file of its own (the caller removes it).
+std::filesystem::path tree_model_of(const std::string& source) {
+  static int made = 0;
+  const std::filesystem::path model = std::filesystem::temp_directory_path() /
+                                      ("steer_guided_test_tree_" + std::to_string(getpid()) + "_" + std::to_string(++made) + ".json");
+  CounterModel::train(training_set(Recording::load(source), source), {.kind = ModelKind::Tree}).save(model);
+  return model;
+}
+
 TEST(GuidedSearcher, TestsTheSourcesFastestFirstWhenTuningForTime) {
   const Recording tuned = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
   const std::string source = (kData / "ktt/coulomb_gtx1070.ktt.json.gz").string();
-  const std::filesystem::path model =
-      std::filesystem::temp_directory_path() / ("steer_guided_test_coulomb_" + std::to_string(getpid()) + ".json");
-  CounterModel::train(training_set(Recording::load(source), source), {.kind = ModelKind::Tree}).save(model);
+  const std::filesystem::path model = tree_model_of(source);
   auto transfer = make_searcher("transfer", {.seed = 1, .settings = {{"source", source}}});
   auto guided = make_searcher("guided", {.seed = 1, .model_path = model.string(), .settings = {{"source", source}}});
   auto replay = [&](ConfigIndex c) { return tuned.replay(c); };
@@ -157,6 +164,47 @@ TEST(GuidedSearcher, TestsTheSourcesFastestFirstWhenTuningForTime) {
   std::filesystem::remove(model);
 }
 
+// A source whose fastest beats the first design point has shown that it ranks the tuned
+// space well, so the rest of the design is dropped and the model chooses from the third test;
+// one whose fastest is beaten keeps the whole design. The two are judged together, so a
+// searcher asked for several proposals gives the source's fastest and the first point, then
+// waits for both.
+TEST(GuidedSearcher, DropsTheRestOfItsDesignWhenTheSourcesFastestLeads) {
+  const Recording tuned = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
+  const std::string source = (kData / "ktt/coulomb_gtx1070.ktt.json.gz").string();
+  const std::filesystem::path model = tree_model_of(source);
+  auto guided = [&](bool stop) {
+    return make_searcher("guided", {.seed = 1,
+                                    .model_path = model.string(),
+                                    .settings = {{"source", source}, {"design_stop", stop ? "true" : "false"}}});
+  };
+  auto replay = [&](ConfigIndex c) { return tuned.replay(c); };
+  const Route kept = drive(*guided(false), tuned.space(), 1, 3, replay);
+  ASSERT_EQ(kept.order.size(), 3u);
+  ASSERT_LT(tuned.runtime_ms(kept.order[0]), tuned.runtime_ms(kept.order[1])) << "the source's fastest leads here";
+  const Route stopped = drive(*guided(true), tuned.space(), 1, 3, replay);
+  EXPECT_EQ(std::vector<ConfigIndex>(stopped.order.begin(), stopped.order.begin() + 2),
+            std::vector<ConfigIndex>(kept.order.begin(), kept.order.begin() + 2));
+  EXPECT_NE(stopped.order[2], kept.order[2]) << "the design's second point is dropped";
+
+  // The same source's fastest made the slowest of all: the design stays.
+  auto misled = [&](ConfigIndex c) {
+    Result r = tuned.replay(c);
+    if (c == kept.order[0]) r.time.median_ms *= 100;
+    return r;
+  };
+  EXPECT_EQ(drive(*guided(true), tuned.space(), 1, 3, misled).order, drive(*guided(false), tuned.space(), 1, 3, misled).order);
+
+  auto waiting = guided(true);
+  waiting->start(tuned.space());
+  const std::vector<Proposal> first = waiting->propose(4);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_TRUE(waiting->propose(4).empty()) << "waits for both results";
+  for (const Proposal& p : first) waiting->observe(tuned.replay(p.config));
+  EXPECT_FALSE(waiting->propose(4).empty());
+  std::filesystem::remove(model);
+}
+
 // With a source that ranks the tuned GPU's configurations much as it does (pnpoly on the RTX
 // 2080 Ti for the RTX 3090), the source's runtimes as the model's prior mean lead it to the
 // tuned GPU's best within a few tens of tests; the model alone, with the source's runtime as
@@ -164,9 +212,7 @@ TEST(GuidedSearcher, TestsTheSourcesFastestFirstWhenTuningForTime) {
 TEST(GuidedSearcher, ASourcesPriorMeanLeadsToTheBestSooner) {
   const Recording tuned = Recording::load(kData / "ktt/pnpoly_rtx3090.ktt.json.gz");
   const std::string source = (kData / "ktt/pnpoly_rtx2080ti.ktt.json.gz").string();
-  const std::filesystem::path model =
-      std::filesystem::temp_directory_path() / ("steer_guided_test_prior_" + std::to_string(getpid()) + ".json");
-  CounterModel::train(training_set(Recording::load(source), source), {.kind = ModelKind::Tree}).save(model);
+  const std::filesystem::path model = tree_model_of(source);
   auto replay = [&](ConfigIndex c) { return tuned.replay(c); };
   ConfigIndex best = 0;
   double best_ms = INFINITY;
