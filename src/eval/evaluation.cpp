@@ -1,5 +1,6 @@
 // Repeated simulated runs per searcher, their statistics and best-so-far curves.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <atomic>
@@ -203,6 +204,18 @@ Evaluation evaluate(const Recording& recording, const std::vector<std::string>& 
                             recording.present_count()));
   }
   if (searchers.empty()) throw Error("no searcher to evaluate");
+  // A setting for a searcher that is not evaluated would be dropped without a word: refuse it
+  // (e.g. surrogate.popsize when `default` runs: that is default.popsize).
+  for (const auto& [name, value] : options.settings) {
+    const auto dot = name.find('.');
+    if (dot == std::string::npos) continue;
+    const std::string prefix = name.substr(0, dot);
+    if (std::find(searchers.begin(), searchers.end(), prefix) == searchers.end()) {
+      throw Error(fmt::format("setting {}={} is for searcher '{}', which is not evaluated here ({}); a searcher "
+                              "takes SEARCHER.NAME settings under the name it is evaluated as",
+                              name, value, prefix, fmt::join(searchers, ", ")));
+    }
+  }
   // Unknown names and bad settings fail here, before any run (names listing the known ones).
   for (const std::string& name : searchers) {
     make_searcher(name, SearcherOptions{.seed = options.seed,

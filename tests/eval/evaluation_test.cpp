@@ -355,5 +355,24 @@ TEST(Evaluation, ScopedSettingsReachOnlyTheirSearcher) {
   EXPECT_NO_THROW(evaluate(recording, {"random", "annealing"}, options));
 }
 
+TEST(Evaluation, RefusesASettingForASearcherThatIsNotEvaluated) {
+  Recording recording = six_configurations();
+  EvaluationOptions options = options_with(2);
+  // `default` runs surrogate's algorithm, but under its own name: surrogate.popsize would be
+  // dropped without a word.
+  options.settings = {{"surrogate.popsize", "4"}};
+  try {
+    evaluate(recording, {"random", "default"}, options);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("surrogate.popsize=4 is for searcher 'surrogate', which is not evaluated here "
+                                         "(random, default)"),
+              std::string::npos)
+        << e.what();
+  }
+  options.settings = {{"default.popsize", "4"}};
+  EXPECT_NO_THROW(evaluate(recording, {"random", "default"}, options));
+}
+
 }  // namespace
 }  // namespace steer
