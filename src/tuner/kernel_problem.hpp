@@ -53,7 +53,9 @@ std::string kernel_source(const std::string& kernel_name, const std::map<Languag
                           const std::map<Language, std::string>& texts, Language language, std::string& source_name,
                           std::string& directory);
 
-// Fills a buffer as its initialiser says (deterministic for a given seed).
-std::vector<std::byte> initialise_buffer(const Argument& argument, std::uint64_t elements);
+// Fills a buffer as its initialiser says: "random" element i is a function of the seed and i
+// alone, so the buffer is the same for any `threads` (0: the hardware's) and on every machine.
+// Throws SpecError for random integers with low > high, or a file or memory of another size.
+std::vector<std::byte> initialise_buffer(const Argument& argument, std::uint64_t elements, std::size_t threads = 0);
 
 }  // namespace steer
