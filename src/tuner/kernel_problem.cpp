@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <algorithm>
+#include <sstream>
 #include <thread>
 #include <type_traits>
-#include <sstream>
 
 #include "steer/error.hpp"
 
