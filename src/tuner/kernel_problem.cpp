@@ -34,13 +34,6 @@ std::uint64_t mix64(std::uint64_t z) {
 }
 std::uint64_t random_key(std::uint64_t seed) { return mix64(seed + 0x9E3779B97F4A7C15ull); }
 std::uint64_t random_bits(std::uint64_t key, std::uint64_t i) { return mix64(key + (i + 1) * 0x9E3779B97F4A7C15ull); }
-// The upper 64 bits of a × b.
-std::uint64_t high_word_of_product(std::uint64_t a, std::uint64_t b) {
-  const std::uint64_t a_low = a & 0xFFFFFFFFu, a_high = a >> 32, b_low = b & 0xFFFFFFFFu, b_high = b >> 32;
-  const std::uint64_t low_low = a_low * b_low, high_low = a_high * b_low, low_high = a_low * b_high;
-  const std::uint64_t middle = (low_low >> 32) + (high_low & 0xFFFFFFFFu) + (low_high & 0xFFFFFFFFu);
-  return a_high * b_high + (high_low >> 32) + (low_high >> 32) + (middle >> 32);
-}
 // [0, 1) with the element type's precision: 24 random bits for float, 53 for double.
 template <typename T>
 double unit_interval(std::uint64_t bits) {
@@ -52,14 +45,14 @@ double unit_interval(std::uint64_t bits) {
 // (6·10⁸ floats) takes seconds on one. `generate` must be a pure function of i, so that the
 // buffer does not depend on the number of threads.
 template <typename T, typename Generate>
-void fill(std::vector<std::byte>& bytes, std::uint64_t n, std::size_t threads, Generate generate) {
+void fill(std::vector<std::byte>& bytes, std::uint64_t n, std::size_t threads /* >= 1 */, Generate generate) {
   bytes.resize(n * sizeof(T));
   T* out = reinterpret_cast<T*>(bytes.data());
   auto range = [out, &generate](std::uint64_t first, std::uint64_t last) {
     for (std::uint64_t i = first; i < last; ++i) out[i] = static_cast<T>(generate(i));
   };
   constexpr std::uint64_t kPerThread = std::uint64_t{1} << 20;  // below, a thread costs more than it saves
-  const std::uint64_t count = std::clamp<std::uint64_t>(n / kPerThread, 1, threads == 0 ? 1 : threads);
+  const std::uint64_t count = std::clamp<std::uint64_t>(n / kPerThread, 1, threads);
   if (count == 1) {
     range(0, n);
     return;
@@ -105,7 +98,8 @@ void fill_typed(const Argument& argument, std::uint64_t n, std::size_t threads, 
         const std::uint64_t span = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low) + 1;
         fill<T>(bytes, n, threads, [=](std::uint64_t i) {
           const std::uint64_t bits = random_bits(key, i);
-          const std::uint64_t offset = span == 0 ? bits : high_word_of_product(bits, span);
+          __extension__ using Wide128 = unsigned __int128;  // as space.cpp's draw_below
+          const std::uint64_t offset = span == 0 ? bits : static_cast<std::uint64_t>((static_cast<Wide128>(bits) * span) >> 64);
           return static_cast<Wide>(static_cast<std::uint64_t>(low) + offset);
         });
       }

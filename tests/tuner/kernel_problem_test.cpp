@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "steer/error.hpp"
@@ -88,6 +89,15 @@ TEST(InitialiseBuffer, RandomIntegersCoverLowToHighInclusive) {
     ++counts[static_cast<std::size_t>(v + 3)];
   }
   for (std::uint64_t count : counts) EXPECT_NEAR(static_cast<double>(count), 10'000.0, 500.0);
+}
+
+TEST(InitialiseBuffer, RandomIntegersWithLowAboveHighAreASpecErrorNamingTheArgument) {
+  try {
+    initialise_buffer(random_argument(ElementType::I32, 1, 5, 2), 10);
+    FAIL() << "expected a SpecError";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("'in'"), std::string::npos) << e.what();
+  }
 }
 
 TEST(InitialiseBuffer, TheOtherInitialisersFillWhatTheySay) {
