@@ -35,6 +35,7 @@ struct ReportArgs {
   std::string title;
   bool no_plots = false;
   bool no_searcher_time = false;
+  int compile_threads = CostModel{}.compile_threads;
   bool score = false;
 };
 
@@ -46,12 +47,14 @@ SimulationReport simulate_here(const Recording& recording, const ReportArgs& arg
   options.seed = args.seed;
   options.threads = args.threads > 0 ? args.threads : std::max(1u, std::thread::hardware_concurrency());
   options.simulation.cost.charge_searcher = !args.no_searcher_time;
+  options.simulation.cost.compile_threads = args.compile_threads;
   options.score = args.score;
   SimulationReport simulation;
   simulation.data = args.db;
   simulation.kernel = recording.kernel();
   simulation.device = recording.device();
   simulation.runs = args.runs;
+  simulation.compile_threads = options.simulation.cost.compile_threads;
   simulation.seed = args.seed;
   simulation.budget = args.budget;
   simulation.target = args.target;
@@ -151,6 +154,11 @@ Runner register_report(CLI::App& app) {
   command->add_flag("--score", args->score, "With --searcher: also the performance score P, and its plots");
   command->add_flag("--no-searcher-time", args->no_searcher_time,
                     "With --searcher: leave the searchers' own measured computation off the simulated clock");
+  command->add_option("--compile-threads", args->compile_threads,
+                      "With --searcher: compiler threads working ahead of the device (0: each compile before its "
+                      "test); as steer simulate")
+      ->capture_default_str()
+      ->check(kNonNegative);
   command->add_flag("--no-plots", args->no_plots, "Write the CSV data and index.html only; needs no Python");
   return [args] { return run_report(*args); };
 }

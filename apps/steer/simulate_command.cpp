@@ -36,7 +36,8 @@ struct SimulateArgs {
   std::optional<int> repetitions;
   int profiling_passes = 5;
   double pass_overhead_ms = 12.5;
-  std::size_t ahead = 1;
+  std::size_t ahead = 0;
+  int compile_threads = CostModel{}.compile_threads;
   std::size_t devices = 1;
   bool json = false;
   bool details = false;
@@ -116,8 +117,15 @@ void write_file(const std::string& file, const char* what, Write&& write) {
 }
 
 // What the replay charges that the recording does not hold, said once per recording.
-void print_charged_costs(const Recording& recording, const CostModel& cost) {
+void print_charged_costs(const Recording& recording, const CostModel& cost, std::size_t devices) {
   const RecordedCosts recorded = RecordedCosts::of(recording);
+  if (devices == 1 && cost.compile_threads > 0 && (recorded.compile || !recorded.framework)) {
+    fmt::print("compiles run ahead on {} compiler thread{}, as the loop's compile pool does (--compile-threads 0 "
+               "charges them inline)\n",
+               cost.compile_threads, cost.compile_threads == 1 ? "" : "s");
+  } else if (devices == 1 && cost.compile_threads > 0) {
+    fmt::print("the recording's framework times include compiling: they are charged inline, not ahead\n");
+  }
   if (!recorded.compile && !recorded.framework) {
     fmt::print("the recording holds no compile or framework times: each test is charged the typical {} ms compile "
                "and {} ms framework time measured on the H200\n",
@@ -139,6 +147,7 @@ EvaluationOptions evaluation_options(const SimulateArgs& args) {
   options.simulation.cost.profiling_passes = args.profiling_passes;
   options.simulation.cost.pass_overhead_ms = args.pass_overhead_ms;
   options.simulation.cost.charge_searcher = !args.no_searcher_time;
+  options.simulation.cost.compile_threads = args.compile_threads;
   options.simulation.objective = Objective::parse(args.objective);
   options.runs = args.runs;
   options.seed = args.seed;
@@ -225,7 +234,7 @@ int run_simulate(const SimulateArgs& args) {
     }
     if (!args.json) {
       if (!reports.empty()) fmt::print("\n");
-      print_charged_costs(recording, options.simulation.cost);
+      print_charged_costs(recording, options.simulation.cost, options.simulation.devices);
       print_table(evaluation, recording, args, left_out);
     }
     reports.push_back({.data = data,
@@ -236,6 +245,7 @@ int run_simulate(const SimulateArgs& args) {
                        .seed = args.seed,
                        .budget = args.budget,
                        .repetitions = args.repetitions.value_or(0),
+                       .compile_threads = args.devices == 1 ? args.compile_threads : 0,
                        .left_out_without_counters = args.with_counters ? std::optional(left_out) : std::nullopt,
                        .left_out_without_energy = needs_energy ? std::optional(left_out) : std::nullopt,
                        .evaluation = std::move(evaluation)});
@@ -291,9 +301,15 @@ Runner register_simulate(CLI::App& app) {
   command->add_option("--budget", args->budget, "Tests per run (default: the whole space)")->check(kPositive);
   command->add_option("--seed", args->seed, "Seed of the first run")->capture_default_str()->check(kNonNegative);
   command->add_option("--threads", args->threads, "Threads (default: all; results do not depend on it)");
-  command->add_option("--ahead", args->ahead, "Proposals requested at a time, like the loop's compile-ahead window")
-      ->capture_default_str()
+  command->add_option("--ahead", args->ahead,
+                      "Proposals requested at a time, like the loop's compile-ahead window (default: twice "
+                      "--compile-threads, 1 without them)")
       ->check(kPositive);
+  command->add_option("--compile-threads", args->compile_threads,
+                      "Compiler threads working ahead of the device, as the loop's compile pool does on an "
+                      "8-core host; 0 charges each compile inline before its test, as Kernel Tuner's simulation does")
+      ->capture_default_str()
+      ->check(kNonNegative);
   command->add_option("--devices", args->devices,
                       "Simulated devices tuning at once (tests run in parallel on the simulated clock)")
       ->capture_default_str()

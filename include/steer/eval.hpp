@@ -35,8 +35,9 @@ struct SimulationOptions {
   double target = 1.1;                  // well-performing: runtime <= target x the best valid runtime
   std::optional<std::uint64_t> budget;  // tests per run; unset: the whole space
   // Proposals asked for at a time (TuneOptions::window): what the loop asks for with its
-  // compile-ahead window on a device. 1 is a strictly sequential search.
-  std::size_t ahead = 1;
+  // compile-ahead window on a device. 1 is a strictly sequential search; 0 the loop's own,
+  // twice cost.compile_threads (1 without them).
+  std::size_t ahead = 0;
   // Devices tuned on at once (ReplayExecutor's simulated devices): the runs go as they would
   // on that many devices of the recording's kind, and their time is the simulated clock's.
   std::size_t devices = 1;
@@ -344,6 +345,7 @@ struct SimulationReport {
   std::uint64_t runs = 0, seed = 1;
   std::optional<std::uint64_t> budget;
   int repetitions = 0;  // timed launches costed per test; 0: as recorded
+  int compile_threads = 0;  // CostModel::compile_threads of the replay
   std::optional<std::size_t> left_out_without_counters;  // steer simulate --with-counters
   std::optional<std::size_t> left_out_without_energy;    // steer simulate --objective needing energy
   Evaluation evaluation;

@@ -362,6 +362,14 @@ struct CostModel {
   double typical_compile_ms = 130;      // median NVRTC compile of Steer's H200 recordings
   double typical_framework_ms = 0.2;    // Steer's framework time per test on the H200
   bool charge_searcher = true;          // add the searcher's measured computation time
+  // Compiler threads a replay models, working ahead of the device as the loop's compile
+  // pool does (TuneOptions::compile_ahead): a proposal starts compiling when the loop takes
+  // it into its pipeline and a thread is free, and its test runs once the device is free and
+  // its compile is done. 0: every compile is charged inline, before its test (Kernel Tuner's
+  // simulation). A recording whose framework times include compiling (KTT) charges them
+  // inline either way. The default is the loop's own on an 8-core host (one core runs the
+  // device).
+  int compile_threads = 7;
 };
 
 // Which costs a recording holds of its own (any configuration with a non-zero time).
@@ -382,6 +390,12 @@ double test_cost_ms(const Recording& recording, ConfigIndex config, const Measur
 // honoured after the fact; it is charged, not invented. The Recording must outlive it, and
 // the loop must tune over recording.space().
 //
+// On one device with CostModel::compile_threads, prepare() models the loop's compile pool:
+// called when the loop takes a proposal into its pipeline, it starts that configuration's
+// compile on the first free modelled thread at the current clock, and run() then waits for
+// it, charging the rest of the test's cost. Called by run() itself (no prepare ahead), the
+// compile is charged inline as before.
+//
 // With `devices` > 1 it simulates that many devices of the recording's kind: an event
 // simulation on the simulated clock. Each device is busy until its test's cost has passed;
 // the loop submits tests to free devices and next() advances the clock to the test that
@@ -394,6 +408,7 @@ class ReplayExecutor final : public Executor {
   void start(const RunOptions&) override {
     clock_ms_ = 0;
     running_.clear();
+    compiler_free_ms_.assign(devices_ == 1 ? static_cast<std::size_t>(std::max(0, cost_.compile_threads)) : 0, 0.0);
   }
   std::unique_ptr<PreparedTest> prepare(ConfigIndex config) override;
   const Result& run(ConfigIndex config, PreparedTest* prepared, const RunOptions& run,
@@ -408,6 +423,8 @@ class ReplayExecutor final : public Executor {
   Finished next() override;
 
  private:
+  double compile_part_ms(ConfigIndex config) const;
+
   struct Running {
     double end_ms = 0;
     std::uint64_t order = 0;  // submission order, for ties
@@ -423,6 +440,7 @@ class ReplayExecutor final : public Executor {
   std::size_t devices_ = 1;
   std::vector<Running> running_;
   std::uint64_t submitted_ = 0;
+  std::vector<double> compiler_free_ms_;  // when each modelled compiler thread is next free
 };
 
 // The spec's space without the configurations `device` cannot launch at `size`: blocks of

@@ -45,6 +45,7 @@ struct Pending {
   std::unique_ptr<Result> cached;           // served from the store (resume)
   std::unique_ptr<Result> replaced;         // the store's test, which lacks what is asked for now
   std::future<std::unique_ptr<PreparedTest>> prepared;  // valid when prepared ahead
+  std::unique_ptr<PreparedTest> modelled;  // a replay's compile, started on its modelled threads
 };
 
 class Loop {
@@ -226,6 +227,9 @@ void Loop::refill() {
     }
     if (!pending.cached && pool_) {
       pending.prepared = pool_->submit([this, config = proposal.config] { return executor_.prepare(config); });
+    } else if (!pending.cached && executor_.simulated() && executor_.slots() == 1) {
+      // A replay's compile pool is a model on its clock: the compile starts now.
+      pending.modelled = executor_.prepare(proposal.config);
     }
     pipeline_.push_back(std::move(pending));
   }
@@ -240,6 +244,7 @@ const Result& Loop::execute(Pending& pending) {
   if (executor_.simulated()) {
     // A lookup: timing it would cost more than it does (its time counts as the framework's),
     // and a replay has no compile, run or validation time of its own to add up.
+    if (pending.modelled) return executor_.run(config, pending.modelled.get(), run_options, warnings);
     return executor_.run(config, executor_.prepare(config).get(), run_options, warnings);
   }
   double run_s = 0;

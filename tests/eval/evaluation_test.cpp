@@ -37,11 +37,13 @@ Recording six_configurations() {
 }
 
 // The searchers' own computation is measured and charged to the simulated clock; these
-// tests check the arithmetic of the recorded costs, so they leave it out.
+// tests check the arithmetic of the recorded costs, so they leave it out, and charge each
+// compile before its test (no compiles ahead) unless they say otherwise.
 EvaluationOptions options_with(std::uint64_t runs) {
   EvaluationOptions options;
   options.runs = runs;
   options.simulation.cost.charge_searcher = false;
+  options.simulation.cost.compile_threads = 0;
   return options;
 }
 
@@ -79,6 +81,20 @@ TEST(Evaluation, ExhaustiveSearchOnSixConfigurationsMatchesTheArithmetic) {
   ASSERT_TRUE(exhaustive.ratio_to_random.has_value()) << "random search runs as the baseline";
 }
 
+TEST(Evaluation, CompilesAheadOverlapAsTheLoopsPoolOverlapsThem) {
+  EvaluationOptions options = options_with(5);
+  options.simulation.cost.compile_threads = CostModel{}.compile_threads;  // 7, a window of 14
+  const SearcherEvaluation exhaustive = evaluate(six_configurations(), {"exhaustive"}, options).searchers[0];
+  // All six proposals compile side by side until 100 ms; then the runs of X=1, 3, 4 and the
+  // framework time of four tests: 100 + 5 + 8 + 1.05 + 0.8 = 114.85 ms.
+  EXPECT_EQ(exhaustive.mean_tests, 4);
+  EXPECT_NEAR(exhaustive.mean_time_s, 0.11485, 1e-12);
+  // The window alone changes nothing when every compile is charged inline.
+  options.simulation.cost.compile_threads = 0;
+  options.simulation.ahead = 14;
+  EXPECT_NEAR(evaluate(six_configurations(), {"exhaustive"}, options).searchers[0].mean_time_s, 0.41485, 1e-12);
+}
+
 TEST(Evaluation, KeepsEachRunsRouteOnlyWhenAsked) {
   Recording recording = six_configurations();
   EvaluationOptions options = options_with(3);
@@ -112,6 +128,7 @@ TEST(Evaluation, ARunToAHorizonGoesOnPastTheTarget) {
   // Exhaustive search reaches X = 4 (1.05 ms) at test 4, the optimum X = 5 at test 5.
   Recording recording = six_configurations();
   SimulationOptions options;
+  options.cost.compile_threads = 0;
   options.horizon = RunHorizon{.tests = 5, .seconds = 0};
   auto searcher = make_searcher("exhaustive", {});
   SimulatedRun run = simulate_run(recording, *searcher, options);

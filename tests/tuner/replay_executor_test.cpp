@@ -38,6 +38,45 @@ TEST(ReplayExecutor, TheClockAdvancesByWhatEachTestCost) {
   EXPECT_FALSE(summary.compiled_ahead) << "a replay compiles nothing, so it starts no compile pool";
 }
 
+// Elapsed seconds after each test of a replay of six_configurations with `threads`
+// modelled compiler threads and the loop asking for `window` proposals at a time.
+std::vector<double> elapsed_with(int threads, std::size_t window) {
+  Recording recording = six_configurations();
+  CostModel cost = exact();
+  cost.compile_threads = threads;
+  ReplayExecutor executor(recording, cost);
+  Descending searcher;
+  std::vector<double> elapsed;
+  TuneOptions options;
+  options.window = window;
+  options.on_test = [&](const Result&, const TuneProgress& progress) { elapsed.push_back(progress.elapsed_s); };
+  tune(recording.space(), executor, searcher, nullptr, options);
+  return elapsed;
+}
+
+void expect_elapsed(const std::vector<double>& elapsed, const std::vector<double>& expected) {
+  ASSERT_EQ(elapsed.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(elapsed[i], expected[i], 1e-12) << i;
+}
+
+TEST(ReplayExecutor, CompilesRunAheadOnTheModelledThreadsAsTheLoopsPoolDoes) {
+  // All six are taken in at 0 s. Three threads compile X = 6, 5, 4 until 100 ms and
+  // X = 3, 2, 1 until 200 ms; each test runs once the device is free and its compile done.
+  expect_elapsed(elapsed_with(3, 6), {0.1062, 0.1114, 0.1116, 0.2032, 0.2054, 0.2066});
+}
+
+TEST(ReplayExecutor, OneCompilerThreadHidesOnlyTheRunsBehindTheCompiles) {
+  // Two pending at a time: each compile starts when the one before it ends, and each run
+  // overlaps the next compile.
+  expect_elapsed(elapsed_with(1, 2), {0.1062, 0.2052, 0.3002, 0.4032, 0.5022, 0.6012});
+}
+
+TEST(ReplayExecutor, ProposalsOneAtATimeOrNoCompilerThreadsChargeEachCompileInline) {
+  const std::vector<double> inline_compiles{0.1062, 0.2114, 0.3116, 0.4148, 0.517, 0.6182};
+  expect_elapsed(elapsed_with(7, 1), inline_compiles);
+  expect_elapsed(elapsed_with(0, 6), inline_compiles);
+}
+
 TEST(ReplayExecutor, ATimeLimitIsOnTheSimulatedClock) {
   Recording recording = six_configurations();
   ReplayExecutor executor(recording, exact());
