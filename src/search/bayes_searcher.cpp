@@ -58,6 +58,7 @@ namespace steer {
 namespace {
 
 enum class Covariance { Matern32, Matern52, Rbf };
+enum class Lie { Fastest, Mean, Slowest };
 
 struct BayesOptions {
   std::uint64_t initial_samples = 20;            // tests before the model chooses (KT's popsize)
@@ -76,9 +77,12 @@ struct BayesOptions {
   std::uint64_t local_every = 0;     // every k-th choice among those two kinds of candidates only
   bool fit_length_scales = false;    // a length scale per feature, by marginal likelihood
   std::uint64_t fit_from = 20;       // measurements before the first fit; then at every 1.5 times as many
-  // Up to this many of the highest expected improvement per choice, when the loop asks for
-  // several (its compile-ahead window on a device): their compiles overlap.
+  // On one device, up to this many proposals pending at a time when the loop asks for
+  // several (its compile-ahead window): each choice beyond the first lies about the pending
+  // ones (the constant liar), and the loop compiles them while one runs.
   std::uint64_t batch = 1;
+  Lie lie = Lie::Fastest;
+  bool adaptive_batch = false;  // fewer pending where compiling is short against running
   // With a counter model: its predicted counters of every configuration join the features.
   std::shared_ptr<const CounterModel> counter_model;
   double counter_weight = 1.0;    // the counters' feature range, over sqrt(counters), relative to a parameter's
@@ -352,6 +356,7 @@ class BayesSearcher final : public Searcher {
     next_fit_ = std::max<std::size_t>(options_.fit_from, options_.initial_samples);
     scale_.clear();
     measured_.clear();
+    test_costs_ = {};
     fastest_ = {std::numeric_limits<double>::infinity(), std::numeric_limits<ConfigIndex>::max()};
     slowest_ok_ = -std::numeric_limits<double>::infinity();
     model_ = std::make_unique<IncrementalCholesky>(dims_, options_.covariance);
@@ -390,9 +395,11 @@ class BayesSearcher final : public Searcher {
       memory_.propose(initial_[next_initial_]);
       out.push_back({initial_[next_initial_++], {}});
     }
-    if (devices_ > 1) {
+    if (devices_ > 1 || options_.batch > 1) {
       // The initial samples are all proposed: each further choice lies about the pending ones.
-      while (out.size() < max && !measured_.empty() && !memory_.exhausted()) {
+      // On one device, up to `batch` are pending: the loop compiles them ahead while one runs.
+      while (out.size() < max && !measured_.empty() && !memory_.exhausted() &&
+             (devices_ > 1 || (next_initial_ >= initial_.size() && memory_.pending() < pipeline_depth()))) {
         ++choices_;  // as on one device: every local_every-th choice is local
         const std::vector<ConfigIndex> next = most_promising(1);
         if (next.empty()) break;
@@ -404,9 +411,8 @@ class BayesSearcher final : public Searcher {
     }
     if (out.size() < max && memory_.pending() == 0 && !memory_.exhausted()) {
       // The initial samples are all measured now.
-      const std::size_t count = std::min<std::size_t>(max - out.size(), options_.batch);
       ++choices_;
-      for (ConfigIndex next : most_promising(count)) {
+      for (ConfigIndex next : most_promising(1)) {
         memory_.propose(next);
         out.push_back({next, {}});
       }
@@ -419,6 +425,7 @@ class BayesSearcher final : public Searcher {
   void parallel(std::size_t devices) override { devices_ = std::max<std::size_t>(1, devices); }
 
   void observe(const Result& result) override {
+    test_costs_.observe(result);
     double cost = memory_.observe(result);
     if (options_.log_targets && std::isfinite(cost)) cost = std::log(std::max(cost, 1e-300));
     measured_.emplace_back(cost, result.config_index);
@@ -846,13 +853,32 @@ class BayesSearcher final : public Searcher {
     }
   }
 
-  // The constant liar: the pending configuration `c` joins the model with the fastest cost
-  // measured so far (left out when the kernel matrix would not stay positive definite).
+  // Proposals kept pending on one device: with adaptive_batch, enough for the compiles to
+  // keep up with the device (search::TestCosts::pipeline_depth), at most `batch`.
+  std::size_t pipeline_depth() const {
+    if (!options_.adaptive_batch) return options_.batch;
+    return std::min<std::size_t>(options_.batch, test_costs_.pipeline_depth());
+  }
+
+  // The constant liar's cost: the fastest measured so far, their mean, or the slowest.
+  double lie_value() const {
+    if (options_.lie == Lie::Fastest || !std::isfinite(slowest_ok_)) return fastest_.first;
+    if (options_.lie == Lie::Slowest) return slowest_ok_;
+    double sum = 0;
+    std::size_t n = 0;
+    for (const auto& [cost, config] : measured_) {
+      if (std::isfinite(cost)) sum += cost, ++n;
+    }
+    return sum / static_cast<double>(n);
+  }
+
+  // The constant liar: the pending configuration `c` joins the model with lie_value() as its
+  // cost (left out when the kernel matrix would not stay positive definite).
   void lie_about(ConfigIndex c) {
     const std::uint32_t slot = slot_for(c);
     scored(slot);
     if (model_->append(kept_x_.data() + std::size_t{slot} * dims_, kept_[slot].v)) {
-      model_points_.emplace_back(fastest_.first, c);
+      model_points_.emplace_back(lie_value(), c);
       extend_targets();
       lies_.insert(c);
     }
@@ -1020,6 +1046,7 @@ class BayesSearcher final : public Searcher {
   std::size_t next_fit_ = 0;       // measurements at which the length scales are fitted next
   std::vector<double> scale_;      // fitted factors per feature; empty before the first fit
   std::vector<std::pair<double, ConfigIndex>> measured_;  // (cost, configuration), as observed
+  search::TestCosts test_costs_;                          // compile and device times seen
   std::pair<double, ConfigIndex> fastest_;                // the least of measured_
   double slowest_ok_ = -std::numeric_limits<double>::infinity();                                 // the slowest successful cost
 
@@ -1071,6 +1098,10 @@ std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOption
   bayes.lengthscale = settings.number("covariancelengthscale", bayes.lengthscale, 1e-6, 1e6);
   bayes.xi = settings.number("xi", bayes.xi, 0, 1e6);
   bayes.batch = settings.integer("batch", bayes.batch, 1, 1'000'000);
+  const std::string lie = settings.choice("lie", bayes.lie == Lie::Fastest ? "fastest" : bayes.lie == Lie::Mean ? "mean" : "slowest",
+                                          {"fastest", "mean", "slowest"});
+  bayes.lie = lie == "fastest" ? Lie::Fastest : lie == "mean" ? Lie::Mean : Lie::Slowest;
+  bayes.adaptive_batch = settings.flag("adaptive_batch", bayes.adaptive_batch);
   bayes.log_targets = settings.flag("log", bayes.log_targets);
   bayes.elite = settings.integer("elite", bayes.elite, 1, 1'000'000);
   bayes.bred = settings.integer("bred", bayes.bred, 0, 1'000'000);
@@ -1142,6 +1173,11 @@ std::unique_ptr<Searcher> make_surrogate_searcher(const SearcherOptions& options
   surrogate.local_every = 2;
   surrogate.fit_length_scales = true;
   surrogate.fit_from = 20;
+  // On a device with compiles ahead, enough pending to hide compiling, at most 4, lying with
+  // the mean measured cost (docs/searchers.md, "Compiles ahead").
+  surrogate.batch = 4;
+  surrogate.lie = Lie::Mean;
+  surrogate.adaptive_batch = true;
   return make_bayes(options, surrogate, false);
 }
 

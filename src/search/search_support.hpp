@@ -4,6 +4,7 @@
 // turning an invalid configuration into a valid one. Internal to src/search/.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -31,6 +32,40 @@ inline double cost_of(const Result& result) {
 
 // Seeded draws written out rather than through std::*_distribution, whose algorithms differ
 // between standard libraries: a seed must give the same search everywhere.
+// What the tests seen so far cost in compiling and on the device, for a searcher that keeps
+// several proposals pending so that the loop compiles them while one runs.
+class TestCosts {
+ public:
+  void observe(const Result& result) {
+    compile_ms_.push_back(result.compile_ms);
+    if (!result.ok() && result.time.samples_ms.empty()) return;  // no launch timed
+    double device_ms = result.validation_ms + result.overhead_ms;
+    if (result.time.samples_ms.empty()) {
+      device_ms += result.time.median_ms * std::max(1, result.time.repetitions);
+    } else {
+      for (double sample : result.time.samples_ms) device_ms += sample;
+    }
+    device_ms_.push_back(device_ms);
+  }
+  // The tests in the pipeline that keep the device busy: the one that runs and enough
+  // compiling meanwhile to cover a typical compile (1 before a test was timed).
+  std::size_t pipeline_depth() const {
+    if (compile_ms_.empty() || device_ms_.empty()) return 1;
+    const double device = median(device_ms_);
+    const double compile = median(compile_ms_);
+    if (!(device > 0)) return std::numeric_limits<std::size_t>::max();
+    return 1 + static_cast<std::size_t>(std::ceil(std::min(compile / device, 1e6)));
+  }
+
+ private:
+  static double median(std::vector<double> values) {
+    auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+    std::nth_element(values.begin(), middle, values.end());
+    return *middle;
+  }
+  std::vector<double> compile_ms_, device_ms_;
+};
+
 class Random {
  public:
   explicit Random(std::uint64_t seed) : engine_(seed) {}

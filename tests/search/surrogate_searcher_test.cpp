@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <set>
@@ -89,6 +90,58 @@ TEST(SurrogateSearcher, IsTheDefaultSearcherWithoutAModel) {
   EXPECT_EQ(by_default->name(), "default");
   EXPECT_EQ(surrogate->name(), "surrogate");
   EXPECT_EQ(drive(*by_default, space, runtime, 60), drive(*surrogate, space, runtime, 60));
+}
+
+// The most proposals pending at once after the initial design, when the loop asks for up
+// to 14 at a time (its compile-ahead window) and each test compiles for `compile_ms` and runs
+// for `run_ms`.
+std::size_t most_pending_after_design(const SearcherOptions& options, double compile_ms, double run_ms) {
+  const Space space = space_of(4, 6);
+  auto searcher = make_searcher("surrogate", options);
+  searcher->start(space);
+  std::deque<ConfigIndex> pending;
+  std::size_t observed = 0, most = 0;
+  while (observed < 40) {
+    for (const Proposal& p : searcher->propose(14 - pending.size())) pending.push_back(p.config);
+    if (pending.empty()) break;
+    if (observed >= 8) most = std::max(most, pending.size());
+    Result r = result_of(space, pending.front(), [&](const ValueIndices& v) { return run_ms * (1 + v[0] + ripple(v)); });
+    r.compile_ms = compile_ms;
+    pending.pop_front();
+    searcher->observe(r);
+    ++observed;
+  }
+  return most;
+}
+
+TEST(SurrogateSearcher, KeepsEnoughPendingForCompilesAheadToHideCompiling) {
+  // Compiling 100 ms against runs of 10 to 60 ms: as many as it allows (4).
+  EXPECT_EQ(most_pending_after_design({.seed = 2}, 100, 10), 4u);
+  // Compiling 10 ms against runs of 10 to 60 ms: one running and one compiling.
+  EXPECT_EQ(most_pending_after_design({.seed = 2}, 10, 10), 2u);
+  // Asked for one at a time by setting: one.
+  EXPECT_EQ(most_pending_after_design({.seed = 2, .settings = {{"batch", "1"}}}, 100, 10), 1u);
+  // A fixed number without adapting it.
+  EXPECT_EQ(most_pending_after_design({.seed = 2, .settings = {{"adaptive_batch", "false"}}}, 1, 10), 4u);
+}
+
+TEST(SurrogateSearcher, PendingChoicesAreDistinct) {
+  // Each choice lies about the pending ones, so that none is proposed twice.
+  const Space space = space_of(3, 5);
+  auto searcher = make_searcher("surrogate", {.seed = 9, .settings = {{"adaptive_batch", "false"}}});
+  searcher->start(space);
+  std::set<ConfigIndex> seen;
+  std::deque<ConfigIndex> pending;
+  for (int step = 0; step < 60; ++step) {
+    for (const Proposal& p : searcher->propose(8 - pending.size())) {
+      EXPECT_TRUE(seen.insert(p.config).second) << space.key(p.config) << " proposed twice";
+      pending.push_back(p.config);
+    }
+    if (pending.empty()) break;
+    searcher->observe(result_of(space, pending.front(), [](const ValueIndices& v) { return 1 + v[0] + v[1] * v[2] + ripple(v); }));
+    pending.pop_front();
+  }
+  EXPECT_EQ(seen.size(), 60u + pending.size()) << "60 observed and those still pending";
 }
 
 TEST(SurrogateSearcher, EveryOtherChoiceIsANeighbourOfOneOfTheThreeFastest) {
