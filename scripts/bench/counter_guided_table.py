@@ -9,6 +9,7 @@ table of P (time / tests) per searcher and recording, then which searcher leads 
 
   python3 scripts/bench/counter_guided_table.py [--runs 100] [--steer build/steer]
       [--kt-runs DIR --kt-files DIR] [--out DIR] [--objective energy|weighted:ALPHA|edp]
+      [--compile-threads N]
 
 --kt-runs: the *.kt-runs.json files of scripts/bench/kerneltuner_strategies.py, and --kt-files
 the Kernel Tuner cache files they were made on (`steer export --format kerneltuner` of each
@@ -66,6 +67,7 @@ def main():
     ap.add_argument("--out", help="keep each simulation's JSON here")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--objective", default="time")
+    ap.add_argument("--compile-threads", help="steer simulate's --compile-threads (default: its own)")
     args = ap.parse_args()
     pairs = PAIRS if args.objective == "time" else [p for p in PAIRS if stem(p[0]) in ENERGY]
     if args.objective != "time" and args.kt_runs:
@@ -83,6 +85,8 @@ def main():
         searchers = [s for s in SEARCHERS if s != "transfer" or source]
         cmd = [args.steer, "simulate", "--data", tuned, "--runs", str(args.runs), "--threads", "1",
                "--searcher", ",".join(searchers), "--model", model, "--json", "--objective", args.objective]
+        if args.compile_threads is not None:
+            cmd += ["--compile-threads", args.compile_threads]
         if compute_bound:
             cmd += ["--set", "profile-based.compute_bound=true", "--set", "guided.compute_bound=true"]
         if source:
