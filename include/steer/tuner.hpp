@@ -394,7 +394,7 @@ double test_cost_ms(const Recording& recording, ConfigIndex config, const Measur
 // called when the loop takes a proposal into its pipeline, it starts that configuration's
 // compile on the first free modelled thread at the current clock, and run() then waits for
 // it, charging the rest of the test's cost. Called by run() itself (no prepare ahead), the
-// compile is charged inline as before.
+// compile is charged inline.
 //
 // With `devices` > 1 it simulates that many devices of the recording's kind: an event
 // simulation on the simulated clock. Each device is busy until its test's cost has passed;
@@ -423,8 +423,6 @@ class ReplayExecutor final : public Executor {
   Finished next() override;
 
  private:
-  double compile_part_ms(ConfigIndex config) const;
-
   struct Running {
     double end_ms = 0;
     std::uint64_t order = 0;  // submission order, for ties

@@ -30,8 +30,6 @@ inline double cost_of(const Result& result) {
   return result.time.median_ms;
 }
 
-// Seeded draws written out rather than through std::*_distribution, whose algorithms differ
-// between standard libraries: a seed must give the same search everywhere.
 // What the tests seen so far cost in compiling and on the device, for a searcher that keeps
 // several proposals pending so that the loop compiles them while one runs.
 class TestCosts {
@@ -66,6 +64,8 @@ class TestCosts {
   std::vector<double> compile_ms_, device_ms_;
 };
 
+// Seeded draws written out rather than through std::*_distribution, whose algorithms differ
+// between standard libraries: a seed must give the same search everywhere.
 class Random {
  public:
   explicit Random(std::uint64_t seed) : engine_(seed) {}

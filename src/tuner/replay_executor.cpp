@@ -21,17 +21,30 @@ RecordedCosts RecordedCosts::of(const Recording& recording) {
   return costs;
 }
 
+namespace {
+// The part of a test's cost that is compiling: the recorded compile, the typical one where a
+// recording holds no costs of its own, and none where its framework times include
+// compiling (KTT's: they cannot be split).
+double compile_cost_ms(const Recording& recording, ConfigIndex config, const CostModel& cost,
+                       const RecordedCosts& recorded_costs) {
+  if (recording.status(config) == Status::Skipped) return 0;
+  if (recorded_costs.compile) return recording.compile_ms(config);
+  return recorded_costs.framework ? 0 : cost.typical_compile_ms;
+}
+
+// A compile on the modelled compiler threads: when it is done, and what of the test's cost
+// it took.
+struct ReplayCompile final : PreparedTest {
+  double ready_ms = 0;
+  double compile_ms = 0;
+};
+}  // namespace
+
 double test_cost_ms(const Recording& recording, ConfigIndex config, const MeasureRequest& measure,
                     const CostModel& cost, const RecordedCosts& recorded_costs) {
   if (recording.status(config) == Status::Skipped) return 0;  // nothing was compiled or run
   const Result* recorded = recording.recorded(config);
-  // A recording with framework times but no compile times (KTT) counts compiling in them.
-  double ms = 0;
-  if (recorded_costs.compile) {
-    ms += recording.compile_ms(config);
-  } else if (!recorded_costs.framework) {
-    ms += cost.typical_compile_ms;
-  }
+  double ms = compile_cost_ms(recording, config, cost, recorded_costs);
   ms += recorded_costs.framework ? (recorded ? recorded->overhead_ms : 0) : cost.typical_framework_ms;
   const double runtime = recording.runtime_ms(config);
   if (std::isnan(runtime)) return ms;  // failed before a launch was timed
@@ -66,29 +79,11 @@ ReplayExecutor::ReplayExecutor(const Recording& recording, CostModel cost, std::
   info_.spec_name = recording.kernel();
 }
 
-namespace {
-// A compile on the modelled compiler threads: when it is done, and what of the test's cost
-// it took.
-struct ReplayCompile final : PreparedTest {
-  double ready_ms = 0;
-  double compile_ms = 0;
-};
-}  // namespace
-
-// The part of a test's cost that is compiling, as test_cost_ms counts it: the recorded
-// compile, the typical one where a recording holds no costs of its own, and none where
-// its framework times include compiling (they cannot be split).
-double ReplayExecutor::compile_part_ms(ConfigIndex config) const {
-  if (recording_.status(config) == Status::Skipped) return 0;
-  if (recorded_.compile) return recording_.compile_ms(config);
-  return recorded_.framework ? 0 : cost_.typical_compile_ms;
-}
-
 // Without modelled compiler threads there is nothing to do ahead: run() charges it all.
 std::unique_ptr<PreparedTest> ReplayExecutor::prepare(ConfigIndex config) {
   if (compiler_free_ms_.empty()) return nullptr;
   auto compile = std::make_unique<ReplayCompile>();
-  compile->compile_ms = compile_part_ms(config);
+  compile->compile_ms = compile_cost_ms(recording_, config, cost_, recorded_);
   auto thread = std::min_element(compiler_free_ms_.begin(), compiler_free_ms_.end());
   compile->ready_ms = std::max(clock_ms_, *thread) + compile->compile_ms;
   *thread = compile->ready_ms;
