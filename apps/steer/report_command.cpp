@@ -155,7 +155,7 @@ Runner register_report(CLI::App& app) {
   command->add_flag("--no-searcher-time", args->no_searcher_time,
                     "With --searcher: leave the searchers' own measured computation off the simulated clock");
   command->add_option("--compile-threads", args->compile_threads,
-                      "With --searcher: compiler threads working ahead of the device (0: each compile before its "
+                      "With --searcher: compile streams working ahead of the device (0: each compile before its "
                       "test); as steer simulate")
       ->capture_default_str()
       ->check(kNonNegative);

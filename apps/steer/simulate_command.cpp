@@ -120,7 +120,7 @@ void write_file(const std::string& file, const char* what, Write&& write) {
 void print_charged_costs(const Recording& recording, const CostModel& cost, std::size_t devices) {
   const RecordedCosts recorded = RecordedCosts::of(recording);
   if (devices == 1 && cost.compile_threads > 0 && (recorded.compile || !recorded.framework)) {
-    fmt::print("compiles run ahead on {} compiler thread{}, as the loop's compile pool does (--compile-threads 0 "
+    fmt::print("compiles run ahead on {} compile stream{}, as the loop's compile pool does (--compile-threads 0 "
                "charges them inline)\n",
                cost.compile_threads, cost.compile_threads == 1 ? "" : "s");
   } else if (devices == 1 && cost.compile_threads > 0) {
@@ -306,8 +306,9 @@ Runner register_simulate(CLI::App& app) {
                       "--compile-threads, 1 without them)")
       ->check(kPositive);
   command->add_option("--compile-threads", args->compile_threads,
-                      "Compiler threads working ahead of the device, as the loop's compile pool does on an "
-                      "8-core host; 0 charges each compile inline before its test, as Kernel Tuner's simulation does")
+                      "Compile streams working ahead of the device, as the loop's compile pool does (NVRTC "
+                      "compiles one at a time); 0 charges each compile inline before its test, as Kernel Tuner's "
+                      "simulation does")
       ->capture_default_str()
       ->check(kNonNegative);
   command->add_option("--devices", args->devices,

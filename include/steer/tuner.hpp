@@ -362,14 +362,15 @@ struct CostModel {
   double typical_compile_ms = 130;      // median NVRTC compile of Steer's H200 recordings
   double typical_framework_ms = 0.2;    // Steer's framework time per test on the H200
   bool charge_searcher = true;          // add the searcher's measured computation time
-  // Compiler threads a replay models, working ahead of the device as the loop's compile
-  // pool does (TuneOptions::compile_ahead): a proposal starts compiling when the loop takes
-  // it into its pipeline and a thread is free, and its test runs once the device is free and
-  // its compile is done. 0: every compile is charged inline, before its test (Kernel Tuner's
+  // Compile streams a replay models, working ahead of the device as the loop's compile pool
+  // does (TuneOptions::compile_ahead): a proposal starts compiling when the loop takes it
+  // into its pipeline and a stream is free, and its test runs once the device is free and its
+  // compile is done. 0: every compile is charged inline, before its test (Kernel Tuner's
   // simulation). A recording whose framework times include compiling (KTT) charges them
-  // inline either way. The default is the loop's own on an 8-core host (one core runs the
-  // device).
-  int compile_threads = 7;
+  // inline either way. The default is one: NVRTC serialises the compiles of a process, so
+  // the loop's pool, however many threads, compiles about as fast as one thread while the
+  // device runs (measured on the H200: docs/simulate.md, "Compiles ahead").
+  int compile_threads = 1;
 };
 
 // Which costs a recording holds of its own (any configuration with a non-zero time).

@@ -218,9 +218,9 @@ TEST(ReportCommand, StatisticsOfAHandMadeStoreAreTheHandComputedOnes) {
   EXPECT_EQ(order[4][2], "") << "a failed test has no runtime";
 
   // Exhaustive search (index order X = 1, 2, 3, 4) reaches 1.1 x 1 ms at X=4, the 4th test,
-  // in every run, after compiles that overlap on the modelled compiler threads (10 ms), 4 x
-  // the typical 0.2 ms framework time (the store records none) and runs of 4 + 2 + 1 ms:
-  // 0.0178 s.
+  // in every run. The one modelled compile stream compiles one configuration after another
+  // while the device runs, 10 ms each, so X=4's compile is done at 40 ms; then its framework
+  // time (the typical 0.2 ms: the store records none) and its run of 1 ms: 0.0412 s.
   auto summary = read_csv(out / "summary.csv");
   ASSERT_EQ(summary.size(), 2u);
   EXPECT_EQ(summary[1][0], "exhaustive");
@@ -229,14 +229,14 @@ TEST(ReportCommand, StatisticsOfAHandMadeStoreAreTheHandComputedOnes) {
   EXPECT_EQ(summary[1][3], "4");  // mean
   EXPECT_EQ(summary[1][4], "4");  // median
   EXPECT_EQ(summary[1][5], "4");  // p90
-  EXPECT_NEAR(std::stod(summary[1][6]), 0.0178, 1e-12);
+  EXPECT_NEAR(std::stod(summary[1][6]), 0.0412, 1e-12);
   auto runs = read_csv(out / "tests_to_target.csv");
   ASSERT_EQ(runs.size(), 4u);
   for (int r = 0; r < 3; ++r) {
     ASSERT_EQ(runs[r + 1].size(), 5u);
     EXPECT_EQ(std::vector<std::string>(runs[r + 1].begin(), runs[r + 1].begin() + 4),
               (std::vector<std::string>{"exhaustive", std::to_string(r), "4", "4"}));
-    EXPECT_NEAR(std::stod(runs[r + 1][4]), 0.0178, 1e-12);
+    EXPECT_NEAR(std::stod(runs[r + 1][4]), 0.0412, 1e-12);
   }
   // Best so far after tests 1..4: 4, 4 (compile error), 2, 1; every run alike, so no spread.
   auto curves = read_csv(out / "convergence.csv");

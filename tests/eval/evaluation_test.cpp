@@ -83,7 +83,7 @@ TEST(Evaluation, ExhaustiveSearchOnSixConfigurationsMatchesTheArithmetic) {
 
 TEST(Evaluation, CompilesAheadOverlapAsTheLoopsPoolOverlapsThem) {
   EvaluationOptions options = options_with(5);
-  options.simulation.cost.compile_threads = CostModel{}.compile_threads;  // 7, a window of 14
+  options.simulation.cost.compile_threads = 7;  // a window of 14
   const SearcherEvaluation exhaustive = evaluate(six_configurations(), {"exhaustive"}, options).searchers[0];
   // All six proposals compile side by side until 100 ms; then the runs of X=1, 3, 4 and the
   // framework time of four tests: 100 + 5 + 8 + 1.05 + 0.8 = 114.85 ms.
