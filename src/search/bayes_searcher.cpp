@@ -1173,9 +1173,10 @@ std::unique_ptr<Searcher> make_surrogate_searcher(const SearcherOptions& options
   surrogate.local_every = 2;
   surrogate.fit_length_scales = true;
   surrogate.fit_from = 20;
-  // On a device with compiles ahead, enough pending to hide compiling, at most 4, lying with
-  // the mean measured cost (docs/searchers.md, "Compiles ahead").
-  surrogate.batch = 4;
+  // One proposal at a time: with compiles serialised as NVRTC does, pending proposals cost
+  // tests and gain no time (docs/searchers.md, "Compiles ahead"). `batch` N keeps up to N
+  // pending, as many as hide compiling, lying with the mean measured cost.
+  surrogate.batch = 1;
   surrogate.lie = Lie::Mean;
   surrogate.adaptive_batch = true;
   return make_bayes(options, surrogate, false);

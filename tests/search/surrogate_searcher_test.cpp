@@ -114,21 +114,27 @@ std::size_t most_pending_after_design(const SearcherOptions& options, double com
   return most;
 }
 
-TEST(SurrogateSearcher, KeepsEnoughPendingForCompilesAheadToHideCompiling) {
+TEST(SurrogateSearcher, ChoosesOneAtATimeByDefault) {
+  // However long compiles take against runs: each choice waits for the test before it.
+  EXPECT_EQ(most_pending_after_design({.seed = 2}, 100, 10), 1u);
+}
+
+TEST(SurrogateSearcher, KeepsEnoughPendingForCompilesAheadToHideCompilingWhenAsked) {
+  const std::map<std::string, std::string> up_to_4 = {{"batch", "4"}};
   // Compiling 100 ms against runs of 10 to 60 ms: as many as it allows (4).
-  EXPECT_EQ(most_pending_after_design({.seed = 2}, 100, 10), 4u);
+  EXPECT_EQ(most_pending_after_design({.seed = 2, .settings = up_to_4}, 100, 10), 4u);
   // Compiling 10 ms against runs of 10 to 60 ms: one running and one compiling.
-  EXPECT_EQ(most_pending_after_design({.seed = 2}, 10, 10), 2u);
-  // Asked for one at a time by setting: one.
-  EXPECT_EQ(most_pending_after_design({.seed = 2, .settings = {{"batch", "1"}}}, 100, 10), 1u);
+  EXPECT_EQ(most_pending_after_design({.seed = 2, .settings = up_to_4}, 10, 10), 2u);
   // A fixed number without adapting it.
-  EXPECT_EQ(most_pending_after_design({.seed = 2, .settings = {{"adaptive_batch", "false"}}}, 1, 10), 4u);
+  EXPECT_EQ(most_pending_after_design({.seed = 2, .settings = {{"batch", "4"}, {"adaptive_batch", "false"}}}, 1, 10),
+            4u);
 }
 
 TEST(SurrogateSearcher, PendingChoicesAreDistinct) {
   // Each choice lies about the pending ones, so that none is proposed twice.
   const Space space = space_of(3, 5);
-  auto searcher = make_searcher("surrogate", {.seed = 9, .settings = {{"adaptive_batch", "false"}}});
+  auto searcher =
+      make_searcher("surrogate", {.seed = 9, .settings = {{"batch", "4"}, {"adaptive_batch", "false"}}});
   searcher->start(space);
   std::set<ConfigIndex> seen;
   std::deque<ConfigIndex> pending;
