@@ -359,7 +359,7 @@ struct CostModel {
   std::optional<int> repetitions;  // unset: as recorded
   int profiling_passes = 5;        // the full counter set on the H200
   double pass_overhead_ms = 12.5;
-  double typical_compile_ms = 130;      // median NVRTC compile of Steer's H200 recordings
+  double typical_compile_ms = 20;       // an NVRTC compile alone on the H200 (docs/simulate.md)
   double typical_framework_ms = 0.2;    // Steer's framework time per test on the H200
   bool charge_searcher = true;          // add the searcher's measured computation time
   // Compile streams a replay models, working ahead of the device as the loop's compile pool
