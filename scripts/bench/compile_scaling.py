@@ -12,6 +12,12 @@ import statistics
 import sys
 
 
+def order(path):
+    """Kernel, then inline before the pool widths in ascending order."""
+    kernel, threads = path.stem.rsplit("_", 1)
+    return kernel, -1 if threads == "inline" else int(threads)
+
+
 def main() -> int:
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -19,10 +25,6 @@ def main() -> int:
     out = pathlib.Path(sys.argv[1])
     print("| kernel | compiles | median compile (ms) | compiler time per test (ms) | wall time per test (ms) |")
     print("|---|---|---:|---:|---:|")
-    def order(path):
-        kernel, threads = path.stem.rsplit("_", 1)
-        return kernel, -1 if threads == "inline" else int(threads)
-
     for summary_file in sorted(out.glob("*_*.json"), key=order):
         kernel, threads = summary_file.stem.rsplit("_", 1)
         summary = json.loads(summary_file.read_text())
