@@ -393,7 +393,7 @@ double test_cost_ms(const Recording& recording, ConfigIndex config, const Measur
 //
 // On one device with CostModel::compile_threads, prepare() models the loop's compile pool:
 // called when the loop takes a proposal into its pipeline, it starts that configuration's
-// compile on the first free modelled thread at the current clock, and run() then waits for
+// compile on the first free modelled compile stream at the current clock, and run() then waits for
 // it, charging the rest of the test's cost. Called by run() itself (no prepare ahead), the
 // compile is charged inline.
 //
@@ -439,7 +439,7 @@ class ReplayExecutor final : public Executor {
   std::size_t devices_ = 1;
   std::vector<Running> running_;
   std::uint64_t submitted_ = 0;
-  std::vector<double> compiler_free_ms_;  // when each modelled compiler thread is next free
+  std::vector<double> compiler_free_ms_;  // when each modelled compile stream is next free
 };
 
 // The spec's space without the configurations `device` cannot launch at `size`: blocks of

@@ -64,7 +64,7 @@ SimulatedRun simulate_run(const Recording& recording, Searcher& searcher, const 
     tune_options.stop.tests = std::min(space.size(), options.budget.value_or(space.size()));
     if (time_objective) tune_options.stop.target_ms = target_ms;
   }
-  // The loop's window on a device: twice its compiler threads (TuneOptions::window).
+  // The loop's window on a device: twice its compile streams (TuneOptions::window).
   const int threads = options.devices == 1 ? std::max(0, options.cost.compile_threads) : 0;
   tune_options.window = options.ahead > 0 ? options.ahead : std::max<std::size_t>(2 * static_cast<std::size_t>(threads), 1);
   tune_options.keep_results = false;

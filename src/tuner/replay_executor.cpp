@@ -32,7 +32,7 @@ double compile_cost_ms(const Recording& recording, ConfigIndex config, const Cos
   return recorded_costs.framework ? 0 : cost.typical_compile_ms;
 }
 
-// A compile on the modelled compiler threads: when it is done, and what of the test's cost
+// A compile on the modelled compile streams: when it is done, and what of the test's cost
 // it took.
 struct ReplayCompile final : PreparedTest {
   double ready_ms = 0;
@@ -79,7 +79,7 @@ ReplayExecutor::ReplayExecutor(const Recording& recording, CostModel cost, std::
   info_.spec_name = recording.kernel();
 }
 
-// Without modelled compiler threads there is nothing to do ahead: run() charges it all.
+// Without modelled compile streams there is nothing to do ahead: run() charges it all.
 std::unique_ptr<PreparedTest> ReplayExecutor::prepare(ConfigIndex config) {
   if (compiler_free_ms_.empty()) return nullptr;
   auto compile = std::make_unique<ReplayCompile>();
