@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "core/fresh_memory.hpp"
 #include "expression/expression.hpp"
 #include "measure/expected_output.hpp"
 #include "measure/validation.hpp"
@@ -139,7 +140,7 @@ struct DeviceExecutor::Impl {
     expected.clear();
     if (!validates()) return;
     const auto& args = problem.program().arguments;
-    for (std::size_t index : problem.outputs()) expected.emplace_back(args[index].data.size());
+    for (std::size_t index : problem.outputs()) resize_zeroed(expected.emplace_back(), args[index].data.size());
     if (callbacks.reference) {
       callbacks.reference(ReferenceInput{problem.size(), args}, expected);
       return;

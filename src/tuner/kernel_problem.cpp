@@ -10,6 +10,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "core/fresh_memory.hpp"
 #include "steer/error.hpp"
 
 namespace steer {
@@ -46,7 +47,7 @@ double unit_interval(std::uint64_t bits) {
 // buffer does not depend on the number of threads.
 template <typename T, typename Generate>
 void fill(std::vector<std::byte>& bytes, std::uint64_t n, std::size_t threads /* >= 1 */, Generate generate) {
-  bytes.resize(n * sizeof(T));
+  resize_zeroed(bytes, n * sizeof(T));
   T* out = reinterpret_cast<T*>(bytes.data());
   auto range = [out, &generate](std::uint64_t first, std::uint64_t last) {
     for (std::uint64_t i = first; i < last; ++i) out[i] = static_cast<T>(generate(i));
@@ -70,7 +71,7 @@ void fill_typed(const Argument& argument, std::uint64_t n, std::size_t threads, 
   const Initialiser& init = argument.init;
   switch (init.kind) {
     case Initialiser::Kind::Zeros:
-      bytes.resize(n * sizeof(T));  // zeros already
+      resize_zeroed(bytes, n * sizeof(T));
       return;
     case Initialiser::Kind::Constant:
       fill<T>(bytes, n, threads, [&](std::uint64_t) { return init.value; });
@@ -110,7 +111,8 @@ void fill_typed(const Argument& argument, std::uint64_t n, std::size_t threads, 
         throw SpecError(fmt::format("argument '{}': the application's memory holds {} bytes, expected {} ({} elements of {})",
                                     argument.name, init.memory.size(), n * sizeof(T), n, to_string(argument.type)));
       }
-      bytes.assign(init.memory.begin(), init.memory.end());
+      resize_zeroed(bytes, init.memory.size());
+      copy_parallel(bytes.data(), init.memory.data(), init.memory.size());
       return;
     }
     case Initialiser::Kind::File: {

@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "core/fresh_memory.hpp"
+
 namespace steer::worker {
 
 SharedLayout layout_arguments(const std::vector<HostArgument>& arguments) {
@@ -46,8 +48,11 @@ SharedMemory share_arguments(const std::vector<HostArgument>& arguments, const S
   SharedMemory memory = SharedMemory::create(layout.total_bytes, name);
   for (std::size_t i = 0; i < arguments.size(); ++i) {
     const std::vector<std::byte>& data = arguments[i].data;
-    if (!data.empty()) std::memcpy(memory.bytes().data() + layout.arguments[i].offset, data.data(), data.size());
+    if (!data.empty()) copy_parallel(memory.bytes().data() + layout.arguments[i].offset, data.data(), data.size());
   }
+  // The outputs' pages, which the worker writes at every test, faulted in on every core now
+  // rather than on one thread during the first test.
+  populate_pages(memory.bytes().data() + layout.outputs_offset, layout.application_offset - layout.outputs_offset);
   return memory;
 }
 

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "backend/worker/process.hpp"
+#include "core/fresh_memory.hpp"
 
 namespace steer::worker {
 namespace {
@@ -54,7 +55,12 @@ void serve(DeviceServer& server) {
     SharedMemory memory;
     Hello hello;
     try {
-      if (setup.has_program) memory = SharedMemory::map(kWorkerMemoryFd, setup.layout.total_bytes);
+      if (setup.has_program) {
+        memory = SharedMemory::map(kWorkerMemoryFd, setup.layout.total_bytes);
+        // The arguments and outputs the tuner wrote, mapped here on every core at once.
+        populate_pages(memory.bytes().data() + setup.layout.inputs_offset,
+                       setup.layout.application_offset - setup.layout.inputs_offset);
+      }
       server.start(setup, memory, hello);
     } catch (const Error& e) {
       hello.problem = e.what();
