@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 #include <future>
+#include <mutex>
 
 #include "core/fresh_memory.hpp"
 #include "expression/expression.hpp"
@@ -74,6 +75,8 @@ struct DeviceExecutor::Impl {
   std::vector<Comparison> comparisons;  // per output
   bool keep_outputs = false;
   std::vector<std::span<const std::byte>> outputs;  // of the latest run, when kept
+  std::once_flag digest_once;
+  std::string digest;
 
   Impl(const Spec& s, const Space& sp, Backend& b, const ProblemSize& size, Language language, DeviceCallbacks c)
       : spec(s), space(sp), backend(b), callbacks(std::move(c)), problem(s, sp, size, language, callbacks.launch) {
@@ -83,6 +86,13 @@ struct DeviceExecutor::Impl {
   }
 
   bool validates() const { return callbacks.reference || spec.reference.kind != Reference::Kind::None; }
+
+  // The arguments' part of the tuning's key, hashed once: the key and the reference cache
+  // both need it, and hashing gigabytes takes a second.
+  const std::string& input_digest() {
+    std::call_once(digest_once, [this] { digest = tuner_detail::input_data_digest(spec, problem.program()); });
+    return digest;
+  }
 
   // Compiles `instance` of the loaded program, runs it once and returns its outputs.
   ReferenceOutputs run_once(const KernelInstance& instance, const RunOptions& run_options, const std::string& what) {
@@ -151,7 +161,12 @@ struct DeviceExecutor::Impl {
         return;
       case Reference::Kind::Cpu: {
         const ReferenceFunction& function = find_reference(reference.cpu_function);
-        const auto cached = tuner_detail::reference_cache_file(reference.cpu_function, problem.size(), args);
+        std::vector<bool> application_memory(args.size());
+        for (std::size_t a = 0; a < args.size(); ++a) {
+          application_memory[a] = tuner_detail::is_application_memory(spec, problem.program(), a);
+        }
+        const auto cached = tuner_detail::reference_cache_file(reference.cpu_function, problem.size(), args,
+                                                               input_digest(), application_memory);
         if (cached && tuner_detail::read_cached_reference(*cached, expected)) return;
         const Clock::time_point start = Clock::now();
         function(ReferenceInput{problem.size(), args}, expected);
@@ -339,7 +354,7 @@ RunResult DeviceExecutor::launch(PreparedTest& prepared, const LaunchData& data,
 
 TuningContent DeviceExecutor::content() const {
   return tuner_detail::tuning_content(impl_->spec, impl_->problem.size(), impl_->problem.program(), info_.device,
-                                      impl_->callbacks);
+                                      impl_->callbacks, &impl_->input_digest());
 }
 
 double DeviceExecutor::clock_s() const { return seconds_since(impl_->created); }

@@ -61,17 +61,20 @@ double threshold_seconds() {
 }  // namespace
 
 std::optional<fs::path> reference_cache_file(const std::string& function, const ProblemSize& size,
-                                             std::span<const HostArgument> arguments) {
+                                             std::span<const HostArgument> arguments, const std::string& input_digest,
+                                             const std::vector<bool>& application_memory) {
   const std::optional<fs::path> folder = cache_folder();
   if (!folder) return std::nullopt;
   ContentHash hash;
   hash.add(function);
   hash.add(this_build());
   for (const auto& [name, value] : size.variables) hash.add(name + "=" + value.to_string());
-  for (const HostArgument& argument : arguments) {
+  hash.add(input_digest);
+  for (std::size_t a = 0; a < arguments.size(); ++a) {
+    const HostArgument& argument = arguments[a];
     hash.add(fmt::format("{} {} {} {}", argument.name, static_cast<int>(argument.type), argument.is_buffer,
                          argument.output));
-    hash.add(argument.data);
+    if (a < application_memory.size() && application_memory[a]) hash.add(argument.data);
   }
   return *folder / (hash.hex() + ".bin");
 }

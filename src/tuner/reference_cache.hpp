@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "steer/backend.hpp"
 #include "steer/reference.hpp"
@@ -20,9 +21,14 @@
 
 namespace steer::tuner_detail {
 
-// The cache file for these inputs (nullopt: the cache is off or has no folder).
+// The cache file for these inputs (nullopt: the cache is off or has no folder). The arguments'
+// bytes enter by `input_digest` (tuning_content.hpp's input_data_digest, which the tuning's
+// key needs anyway), except those of the arguments `application_memory` marks, which it
+// leaves out and which are hashed here.
 std::optional<std::filesystem::path> reference_cache_file(const std::string& function, const ProblemSize& size,
-                                                          std::span<const HostArgument> arguments);
+                                                          std::span<const HostArgument> arguments,
+                                                          const std::string& input_digest,
+                                                          const std::vector<bool>& application_memory);
 
 // Fills `outputs` (sized already) from `file` when it holds outputs of exactly these sizes;
 // false otherwise (missing, damaged, of other sizes: computed again).

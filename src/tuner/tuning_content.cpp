@@ -242,8 +242,30 @@ std::map<std::string, std::optional<std::string>> included_files(const std::stri
   return files;
 }
 
+bool is_application_memory(const Spec& spec, const Program& program, std::size_t argument) {
+  return spec.kernel && argument < spec.kernel->arguments.size() && program.arguments[argument].is_buffer &&
+         spec.kernel->arguments[argument].init.kind == Initialiser::Kind::Memory;
+}
+
+std::string input_data_digest(const Spec& spec, const Program& program) {
+  ContentHash inputs;
+  for (std::size_t a = 0; a < program.arguments.size(); ++a) {
+    const HostArgument& argument = program.arguments[a];
+    inputs.add(argument.name);
+    // A buffer bound to an application's memory holds its data of the moment: its shape
+    // keys the tuning ("kernel"), its values do not.
+    if (is_application_memory(spec, program, a)) {
+      inputs.add(std::string_view("application memory"));
+    } else {
+      inputs.add(argument.data);
+    }
+  }
+  return inputs.hex();
+}
+
 TuningContent tuning_content(const Spec& spec, const ProblemSize& size, const Program& program,
-                             const DeviceInfo& device, const DeviceCallbacks& callbacks) {
+                             const DeviceInfo& device, const DeviceCallbacks& callbacks,
+                             const std::string* input_digest) {
   TuningContent content = spec_content(spec, size, callbacks);
   if (spec.kernel) {
     add_source(content, "kernel source", "include ", program.source,
@@ -274,21 +296,7 @@ TuningContent tuning_content(const Spec& spec, const ProblemSize& size, const Pr
     }
   }
 
-  ContentHash inputs;
-  for (std::size_t a = 0; a < program.arguments.size(); ++a) {
-    const HostArgument& argument = program.arguments[a];
-    inputs.add(argument.name);
-    // A buffer bound to an application's memory holds its data of the moment: its shape
-    // keys the tuning ("kernel"), its values do not.
-    const bool application_memory = spec.kernel && a < spec.kernel->arguments.size() && argument.is_buffer &&
-                                    spec.kernel->arguments[a].init.kind == Initialiser::Kind::Memory;
-    if (application_memory) {
-      inputs.add(std::string_view("application memory"));
-    } else {
-      inputs.add(argument.data);
-    }
-  }
-  content["input data"] = inputs.hex();
+  content["input data"] = input_digest ? *input_digest : input_data_digest(spec, program);
   if (!device.compiler_version.empty()) content["compiler"] = device.compiler_version;
   if (!device.driver_version.empty()) content["driver"] = device.driver_version;
   content["device"] = device.name;

@@ -57,8 +57,17 @@ TuningContent spec_content(const Spec& spec, const ProblemSize& size, const Devi
 // Every part: the spec's, the source and its includes as `program` holds them (its text and
 // include folders), the reference's kernel or files, the initialised arguments and the
 // device. Throws SpecError when a reference kernel's source cannot be read.
+// `input_digest`: input_data_digest(spec, program), when the caller has it already (hashing
+// gigabytes of arguments takes a second).
 TuningContent tuning_content(const Spec& spec, const ProblemSize& size, const Program& program,
-                             const DeviceInfo& device, const DeviceCallbacks& callbacks = {});
+                             const DeviceInfo& device, const DeviceCallbacks& callbacks = {},
+                             const std::string* input_digest = nullptr);
+
+// The part "input data": every argument's name and initialised bytes, except the values of a
+// buffer bound to the application's memory (is_application_memory), which hold the data of
+// the moment.
+std::string input_data_digest(const Spec& spec, const Program& program);
+bool is_application_memory(const Spec& spec, const Program& program, std::size_t argument);
 
 // The files `source` includes, directly or not, by the name the part is given (the path
 // relative to `source_file`'s folder where the file lies under it, else the name as written):

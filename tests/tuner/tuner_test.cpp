@@ -628,6 +628,29 @@ TEST_F(TunerTest, TheCpuReferenceIsComputedOncePerContentAndThenReadFromTheCache
   unsetenv("STEER_CACHE_DIR");
 }
 
+TEST_F(TunerTest, TheCachedCpuReferenceFollowsTheApplicationsMemoryNotJustItsShape) {
+  // The tuning's key leaves out the values of a buffer bound to the application's memory;
+  // the reference cache must not, or a second call with other data would read the first's.
+  const fs::path cache = dir_ / "cache";
+  setenv("STEER_CACHE_DIR", cache.c_str(), 1);
+  setenv("STEER_REFERENCE_CACHE_MIN_S", "0", 1);
+  spec_.reference.cpu_function = "tuner_test_counted_double";
+  std::vector<float> input(64, 1.0f);
+  spec_.kernel->arguments[1].init = Initialiser{.kind = Initialiser::Kind::Memory,
+                                                .memory = std::as_bytes(std::span(input))};
+  TuneOptions options;
+  options.stop.tests = 2;
+  g_counted_references = 0;
+  EXPECT_EQ(run("exhaustive", options).valid, 2u);
+  EXPECT_EQ(run("exhaustive", options).valid, 2u);
+  EXPECT_EQ(g_counted_references.load(), 1) << "the same memory: read from the cache";
+  input[5] = 7.0f;
+  EXPECT_EQ(run("exhaustive", options).valid, 2u);
+  EXPECT_EQ(g_counted_references.load(), 2) << "other values in the same memory: computed again";
+  unsetenv("STEER_REFERENCE_CACHE_MIN_S");
+  unsetenv("STEER_CACHE_DIR");
+}
+
 TEST_F(TunerTest, ResumingWithCountersMeasuresAgainTheStoredTestsThatLackThem) {
   fs::path db = dir_ / "results.db";
   {
