@@ -242,13 +242,13 @@ DeviceExecutor::~DeviceExecutor() = default;
 
 void DeviceExecutor::start(const RunOptions& run) {
   // A reference kernel loads a program of its own, so it runs before the tuned one is loaded;
-  // a reference configuration runs after.
+  // a reference configuration runs after. A reference given in code (callbacks) runs after
+  // too, on the caller's thread, as the application expects.
   const Reference::Kind kind = impl_->callbacks.reference ? Reference::Kind::None : impl_->spec.reference.kind;
   if (kind == Reference::Kind::Kernel) impl_->compute_expected(run);
-  if (!impl_->callbacks.reference && (kind == Reference::Kind::Cpu || kind == Reference::Kind::Files)) {
+  if (kind == Reference::Kind::Cpu || kind == Reference::Kind::Files) {
     // A CPU reference or files need no device: read or compute them while the backend starts
     // its worker and copies the arguments to the device (seconds each for gigabytes of data).
-    // A reference given in code runs on the caller's thread, as the application expects.
     auto expected = std::async(std::launch::async, [this, &run] { impl_->compute_expected(run); });
     impl_->backend.load(impl_->problem.program());
     expected.get();
