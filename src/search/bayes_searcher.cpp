@@ -107,6 +107,7 @@ struct BayesOptions {
   // With reaction_draws > 0 (and a model): the first test is profiled, and the expert
   // system's reaction to its bottlenecks draws that many of the initial samples (eq. 12, 13).
   std::uint64_t reaction_draws = 0;
+  std::uint64_t reaction_draws_not_time = 0;  // the same when the objective is not time
   ExpertOptions expert;
   search::Normalisation normalisation;
   std::string name = "bayes";
@@ -1116,7 +1117,8 @@ std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOption
     bayes.source_weight = settings.number("source_weight", bayes.source_weight, 0, 1e6);
     bayes.source_prior = settings.number("source_prior", source_for_time ? bayes.source_prior : 0, 0, 1e6);
     bayes.source_candidates = settings.integer("source_candidates", bayes.source_candidates, 0, 1'000'000);
-    bayes.reaction_draws = settings.integer("reaction_draws", bayes.reaction_draws, 0, 1'000'000);
+    const std::uint64_t draws = options.objective == "time" ? bayes.reaction_draws : bayes.reaction_draws_not_time;
+    bayes.reaction_draws = settings.integer("reaction_draws", draws, 0, 1'000'000);
     bayes.expert.compute_bound = settings.flag("compute_bound", false);
     bayes.design_stop = settings.flag("design_stop", bayes.design_stop);
   }
@@ -1147,6 +1149,10 @@ std::unique_ptr<Searcher> make_guided_searcher(const SearcherOptions& options) {
   guided.source_prior = 2;
   // ... and the second point is left out when the source's fastest beats the first.
   guided.design_stop = true;
+  // For energy and mixes the source's runtimes inform no first choice (no prior mean, no
+  // source tested first), and the reaction to a profiled first test does: on the recordings
+  // with counters and energy it raised P most (docs/searchers.md, "guided").
+  guided.reaction_draws_not_time = 3;
   guided.parameter_weight = 0.1;
   guided.counter_weight = 2.5;
   guided.source_weight = 0.3;

@@ -254,6 +254,28 @@ TEST(GuidedSearcher, WithReactionDrawsProfilesTheFirstTestAndWaitsForIt) {
   std::filesystem::remove(model);
 }
 
+TEST(GuidedSearcher, ForObjectivesOtherThanTimeProfilesItsFirstTestByDefault) {
+  const Recording recording = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
+  const std::string file = (kData / "ktt/coulomb_rtx2080.ktt.json.gz").string();
+  const std::filesystem::path model =
+      std::filesystem::temp_directory_path() / ("steer_guided_test_objective_" + std::to_string(getpid()) + ".json");
+  CounterModel::train(training_set(recording, file), {.kind = ModelKind::Tree}).save(model);
+  auto first_proposals = [&](const std::string& objective, const std::map<std::string, std::string>& settings) {
+    auto searcher =
+        make_searcher("guided", {.seed = 2, .model_path = model.string(), .settings = settings, .objective = objective});
+    searcher->start(recording.space());
+    return searcher->propose(8);
+  };
+  for (const std::string objective : {"energy", "weighted:0.5", "edp"}) {
+    const std::vector<Proposal> first = first_proposals(objective, {});
+    ASSERT_EQ(first.size(), 1u) << objective << ": the reaction to its counters draws the next tests";
+    EXPECT_TRUE(first[0].measure.counters) << objective;
+  }
+  for (const Proposal& p : first_proposals("time", {})) EXPECT_FALSE(p.measure.counters) << "time: no profile";
+  for (const Proposal& p : first_proposals("energy", {{"reaction_draws", "0"}})) EXPECT_FALSE(p.measure.counters);
+  std::filesystem::remove(model);
+}
+
 TEST(GuidedSearcher, IsTheDefaultSearcherWhenAModelIsGiven) {
   const Space space = grid_space();
   const std::string model = grid_model();
