@@ -44,6 +44,13 @@ class BackendError : public Error {
   using Error::Error;
 };
 
+// Counters or energy asked for on a machine that cannot measure them (no CUPTI, counters
+// restricted to administrators, no NVML): the run cannot give what was asked.
+class MeasurementUnavailable : public BackendError {
+ public:
+  using BackendError::BackendError;
+};
+
 // A test stopped in the middle because the run was interrupted (RunOptions::interrupt, set
 // by Ctrl-C): it did not finish, so it has no result.
 class Interrupted : public Error {

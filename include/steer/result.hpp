@@ -62,6 +62,9 @@ struct DeviceConditions {
 // What a searcher asks to be measured on a configuration.
 struct MeasureRequest {
   bool counters = false;
+  // A searcher's wish rather than a need: where counters cannot be collected, the test runs
+  // without them (one warning) instead of ending the run.
+  bool counters_optional = false;
   std::vector<std::string> metrics;  // empty: the default set
   bool energy = false;
   double energy_window_s = 0.5;

@@ -35,12 +35,14 @@ enum Tag : int { kStart = 1, kReady = 2, kTest = 3, kResult = 4, kStop = 5 };
 constexpr const char* kStopAtOnce = "lost";
 
 Json measure_json(const MeasureRequest& m) {
-  return {{"counters", m.counters}, {"metrics", m.metrics}, {"energy", m.energy}, {"window_s", m.energy_window_s}};
+  return {{"counters", m.counters}, {"counters_optional", m.counters_optional}, {"metrics", m.metrics},
+          {"energy", m.energy}, {"window_s", m.energy_window_s}};
 }
 
 MeasureRequest measure_from(const Json& j) {
   MeasureRequest m;
   m.counters = j.at("counters").get<bool>();
+  m.counters_optional = j.value("counters_optional", false);
   m.metrics = j.at("metrics").get<std::vector<std::string>>();
   m.energy = j.at("energy").get<bool>();
   m.energy_window_s = j.at("window_s").get<double>();

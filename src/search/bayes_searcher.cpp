@@ -379,6 +379,7 @@ class BayesSearcher final : public Searcher {
       memory_.propose(*awaiting_profile_);
       Proposal profiled{*awaiting_profile_, {}};
       profiled.measure.counters = true;
+      profiled.measure.counters_optional = true;  // without them the hypercube stays
       out.push_back(profiled);
       if (devices_ == 1) return out;
     }

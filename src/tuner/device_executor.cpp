@@ -77,6 +77,7 @@ struct DeviceExecutor::Impl {
   std::vector<std::span<const std::byte>> outputs;  // of the latest run, when kept
   std::once_flag digest_once;
   std::string digest;
+  std::string counters_unavailable;  // why, once a test asked for them and could not have them
 
   Impl(const Spec& s, const Space& sp, Backend& b, const ProblemSize& size, Language language, DeviceCallbacks c)
       : spec(s), space(sp), backend(b), callbacks(std::move(c)), problem(s, sp, size, language, callbacks.launch) {
@@ -92,6 +93,24 @@ struct DeviceExecutor::Impl {
   const std::string& input_digest() {
     std::call_once(digest_once, [this] { digest = tuner_detail::input_data_digest(spec, problem.program()); });
     return digest;
+  }
+
+  // Runs a test. Counters a searcher only wished for (MeasureRequest::counters_optional):
+  // where they cannot be collected, the test runs without them, with one warning; the worker
+  // measured no energy either once they failed, so the test runs again.
+  RunResult run_measured(const CompiledKernel& kernel, const KernelInstance& instance, RunOptions& options,
+                         std::vector<std::string>& warnings) {
+    const bool optional = options.measure.counters && options.measure.counters_optional;
+    if (optional && !counters_unavailable.empty()) options.measure.counters = false;
+    try {
+      return backend.run(kernel, instance, options);
+    } catch (const MeasurementUnavailable& e) {
+      if (!optional || !counters_unavailable.empty()) throw;
+      counters_unavailable = e.what();
+      warnings.push_back(fmt::format("{}; the searcher goes on without counters", e.what()));
+      options.measure.counters = false;
+      return backend.run(kernel, instance, options);
+    }
   }
 
   // Compiles `instance` of the loaded program, runs it once and returns its outputs.
@@ -306,7 +325,7 @@ const Result& DeviceExecutor::run(ConfigIndex config, PreparedTest* prepared, co
   // the others kept them while this test ran, unless the backend read that itself.
   const std::optional<tuner_detail::CpuTimes> cpu_before =
       info_.device.runs_on_host_cores ? tuner_detail::read_cpu_times() : std::nullopt;
-  RunResult run = impl_->backend.run(*test.kernel, *test.instance, options);
+  RunResult run = impl_->run_measured(*test.kernel, *test.instance, options, warnings);
   result.conditions = std::move(run.conditions);
   const bool backend_read_load = result.conditions && !std::isnan(result.conditions->other_load);
   if (cpu_before && !backend_read_load) {

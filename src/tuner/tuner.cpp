@@ -139,6 +139,7 @@ class Loop {
 MeasureRequest merged_measure(const MeasureRequest& run, const MeasureRequest& searcher) {
   MeasureRequest merged = searcher;
   merged.counters = run.counters || searcher.counters;
+  merged.counters_optional = searcher.counters_optional && !run.counters;  // the run's own are needed
   if (merged.metrics.empty()) merged.metrics = run.metrics;
   merged.energy = run.energy || searcher.energy;
   // Only a side that asks for energy has a say in the window (an untouched request carries

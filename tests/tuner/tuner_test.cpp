@@ -547,6 +547,66 @@ class ExplainingSearcher final : public Searcher {
   std::vector<Explanation> explanations_;
 };
 
+// Asks for counters at every test, as a wish (optional) or a need.
+class CounterAskingSearcher final : public Searcher {
+ public:
+  explicit CounterAskingSearcher(bool optional) : optional_(optional) {}
+  std::string name() const override { return "counter-asking"; }
+  void start(const Space& space) override { size_ = space.size(); }
+  std::vector<Proposal> propose(std::size_t) override {
+    if (waiting_ || next_ == size_) return {};
+    waiting_ = true;
+    Proposal proposal{next_++, {}};
+    proposal.measure.counters = true;
+    proposal.measure.counters_optional = optional_;
+    return {proposal};
+  }
+  void observe(const Result& result) override {
+    waiting_ = false;
+    observed.push_back(result);
+  }
+  std::vector<Result> observed;
+
+ private:
+  bool optional_;
+  std::uint64_t size_ = 0, next_ = 0;
+  bool waiting_ = false;
+};
+
+TEST_F(TunerTest, CountersASearcherOnlyWishesForAreLeftOutWhereTheyCannotBeCollected) {
+  int refused = 0;
+  backend_.before_run = [&](const KernelInstance&, const RunOptions& options) {
+    if (options.measure.counters) {
+      ++refused;
+      throw MeasurementUnavailable("hardware counters cannot be collected: ERR_NVGPUCTRPERM");
+    }
+  };
+  TuneOptions options;
+  options.stop.tests = 4;
+  options.run.measure.energy = true;
+  std::vector<std::string> warnings;
+  options.on_warning = [&](const std::string& warning) { warnings.push_back(warning); };
+  CounterAskingSearcher wishing(true);
+  const TuneSummary summary = tune(spec_, *space_, backend_, wishing, nullptr, options);
+  EXPECT_EQ(summary.valid, 4u) << "every test ran, without counters";
+  EXPECT_EQ(refused, 1) << "tried once, then no more";
+  ASSERT_EQ(wishing.observed.size(), 4u);
+  for (const Result& result : wishing.observed) {
+    EXPECT_TRUE(result.counters.empty());
+    EXPECT_TRUE(result.energy) << "the energy the failed profile left out was measured";
+  }
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("ERR_NVGPUCTRPERM"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("without counters"), std::string::npos) << warnings[0];
+
+  CounterAskingSearcher needing(false);
+  EXPECT_THROW(tune(spec_, *space_, backend_, needing, nullptr, options), MeasurementUnavailable)
+      << "counters a searcher needs end the run with the reason";
+  options.run.measure.counters = true;  // the run's own counters are needed, whatever the searcher says
+  CounterAskingSearcher wishing_again(true);
+  EXPECT_THROW(tune(spec_, *space_, backend_, wishing_again, nullptr, options), MeasurementUnavailable);
+}
+
 TEST_F(TunerTest, ExplanationsArriveAfterTheTestTheyFollow) {
   TuneOptions options;
   options.run.repetitions = 3;

@@ -330,7 +330,7 @@ RunResult CudaBackend::exchange(const LoadedProgram& loaded, const RunRequest& r
   if (reply->outputs_written) result.outputs = output_views();
   // Asked for counters or energy on a machine that cannot measure them: an error for the
   // run, not a test that silently lacks them.
-  if (!reply->measure_unavailable.empty()) throw BackendError(reply->measure_unavailable);
+  if (!reply->measure_unavailable.empty()) throw MeasurementUnavailable(reply->measure_unavailable);
   result.counters = std::move(reply->counters);
   result.profiling_ms = reply->profiling_ms;
   result.profiling_passes = reply->profiling_passes;

@@ -232,7 +232,7 @@ class OpenclBackend final : public Backend {
     const OpenclKernel& kernel = ours(compiled, "run()");
     // Said before anything runs, rather than tests that silently lack what was asked for.
     if (options.measure.counters || options.measure.energy) {
-      throw BackendError(fmt::format("the OpenCL backend ({}) cannot measure {}: hardware counters and energy need "
+      throw MeasurementUnavailable(fmt::format("the OpenCL backend ({}) cannot measure {}: hardware counters and energy need "
                                      "the CUDA backend on an NVIDIA GPU (--backend cuda)",
                                      info_.name, options.measure.counters ? "hardware counters" : "energy"));
     }
