@@ -447,7 +447,7 @@ Runner register_tune(CLI::App& app) {
   cmd->add_flag("--explain", args->explain,
                 "Say after each profiled test which bottlenecks the expert system found, which counters it "
                 "asked to change and what it proposes next (searchers that profile: profile-based, guided "
-                "with reaction_draws)");
+                "under an objective other than time or with reaction_draws)");
   cmd->add_option("--explain-to", args->explain_to,
                   "Also write the tests and explanations as JSON, for `steer report --explain FILE`");
   return [args] { return run_tune(*args); };
