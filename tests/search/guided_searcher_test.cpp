@@ -256,10 +256,7 @@ TEST(GuidedSearcher, WithReactionDrawsProfilesTheFirstTestAndWaitsForIt) {
 
 TEST(GuidedSearcher, ForObjectivesOtherThanTimeProfilesItsFirstTestByDefault) {
   const Recording recording = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
-  const std::string file = (kData / "ktt/coulomb_rtx2080.ktt.json.gz").string();
-  const std::filesystem::path model =
-      std::filesystem::temp_directory_path() / ("steer_guided_test_objective_" + std::to_string(getpid()) + ".json");
-  CounterModel::train(training_set(recording, file), {.kind = ModelKind::Tree}).save(model);
+  const std::filesystem::path model = tree_model_of((kData / "ktt/coulomb_rtx2080.ktt.json.gz").string());
   auto first_proposals = [&](const std::string& objective, const std::map<std::string, std::string>& settings) {
     auto searcher =
         make_searcher("guided", {.seed = 2, .model_path = model.string(), .settings = settings, .objective = objective});

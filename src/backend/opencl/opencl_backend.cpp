@@ -232,9 +232,10 @@ class OpenclBackend final : public Backend {
     const OpenclKernel& kernel = ours(compiled, "run()");
     // Said before anything runs, rather than tests that silently lack what was asked for.
     if (options.measure.counters || options.measure.energy) {
-      throw MeasurementUnavailable(fmt::format("the OpenCL backend ({}) cannot measure {}: hardware counters and energy need "
-                                     "the CUDA backend on an NVIDIA GPU (--backend cuda)",
-                                     info_.name, options.measure.counters ? "hardware counters" : "energy"));
+      throw MeasurementUnavailable(fmt::format(
+          "the OpenCL backend ({}) cannot measure {}: hardware counters and energy need the CUDA backend on an "
+          "NVIDIA GPU (--backend cuda)",
+          info_.name, options.measure.counters ? "hardware counters" : "energy"));
     }
     std::lock_guard device_lock(device_mutex_);
     const std::shared_ptr<const LoadedProgram> loaded = program_of(kernel, "run()");
