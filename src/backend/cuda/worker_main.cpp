@@ -214,6 +214,9 @@ class Worker final : public worker::DeviceServer {
         reply.samples_ms.push_back(launch_on_application_data(function, request, what));
         return reply;
       }
+      // A profiler left enabled by an earlier test raises the GPU's power (range_profiler.hpp):
+      // a test that is not profiled itself runs as in a tuning without counters.
+      if (profiler_ && !options.measure.counters) profiler_->release();
       for (int i = 0; i < options.warmup; ++i) launch(function, instance, options.timeout_ms, what);
       double total_ms = 0;
       // At least one timed launch, so that there is an output to read.
@@ -238,8 +241,11 @@ class Worker final : public worker::DeviceServer {
       // failure does not fail the configuration; the backend measures again in a new
       // worker (measurement_retry.hpp), as CUPTI's state after a failed call is not trusted.
       try {
-        if (options.measure.counters) measure_counters(function, request, reply, what);
+        // Energy before the counters: after them it would be measured with the profiler enabled.
+        // Counters this machine cannot collect end the test before its energy window.
+        if (options.measure.counters) (void)profiler(reply);
         if (options.measure.energy && reply.measure_unavailable.empty()) measure_energy(function, request, reply, what);
+        if (options.measure.counters && reply.measure_unavailable.empty()) measure_counters(function, request, reply, what);
       } catch (const LaunchTimeout&) {
         throw;
       } catch (const Error& e) {
@@ -384,6 +390,7 @@ class Worker final : public worker::DeviceServer {
     const double launch_ms = sorted.empty() ? 1.0 : sorted[sorted.size() / 2];
     const KernelInstance& instance = request.instance;
     const double timeout_ms = request.options.timeout_ms;
+    if (profiler_) profiler_->release();  // enabled, it raises the power at the same runtime
     reply.energy = meter_->measure(request.options.measure.energy_window_s, launch_ms, [&](int launches) {
       const auto started = Clock::now();
       for (int i = 0; i < launches; ++i) enqueue(function, instance, what);
