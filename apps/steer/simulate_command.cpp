@@ -36,6 +36,7 @@ struct SimulateArgs {
   std::optional<int> repetitions;
   int profiling_passes = 5;
   double pass_overhead_ms = 12.5;
+  double profiler_enable_ms = CostModel{}.profiler_enable_ms;
   std::size_t ahead = 0;
   int compile_threads = CostModel{}.compile_threads;
   std::size_t devices = 1;
@@ -146,6 +147,7 @@ EvaluationOptions evaluation_options(const SimulateArgs& args) {
   options.simulation.cost.repetitions = args.repetitions;
   options.simulation.cost.profiling_passes = args.profiling_passes;
   options.simulation.cost.pass_overhead_ms = args.pass_overhead_ms;
+  options.simulation.cost.profiler_enable_ms = args.profiler_enable_ms;
   options.simulation.cost.charge_searcher = !args.no_searcher_time;
   options.simulation.cost.compile_threads = args.compile_threads;
   options.simulation.objective = Objective::parse(args.objective);
@@ -321,6 +323,11 @@ Runner register_simulate(CLI::App& app) {
       ->capture_default_str()
       ->check(kNonNegative);
   command->add_option("--pass-overhead-ms", args->pass_overhead_ms, "Overhead costed per profiling pass")
+      ->capture_default_str()
+      ->check(kNonNegative);
+  command->add_option("--profiler-enable-ms", args->profiler_enable_ms,
+                      "Costed for enabling the profiler again, for a profiled test after an energy window or a test "
+                      "without counters")
       ->capture_default_str()
       ->check(kNonNegative);
   command->add_flag("--no-searcher-time", args->no_searcher_time,

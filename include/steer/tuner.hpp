@@ -350,6 +350,8 @@ class DevicePool final : public Executor {
 //                pass_overhead_ms) (CUPTI replays the kernel once per pass; about 12.5 ms of
 //                overhead a pass on the H200, docs/counters.md);
 //   energy:      the energy window, when energy is asked for.
+// ReplayExecutor adds profiler_enable_ms to a profiled test where the worker enables the
+// profiler again: after an energy window or a test without counters.
 // A recording that holds no compile or framework time at all (RecordedCosts) is charged the
 // typical ones instead, measured on the H200 (Steer's own recordings, docs/simulate.md).
 // Failed tests cost their compile and framework time; a Skipped test (not in the recording,
@@ -359,6 +361,10 @@ struct CostModel {
   std::optional<int> repetitions;  // unset: as recorded
   int profiling_passes = 5;        // the full counter set on the H200
   double pass_overhead_ms = 12.5;
+  // Enabling CUPTI's profiler for a profiled test, which the worker does again after an
+  // energy window or a test without counters (both run with it released: docs/energy.md).
+  // Recordings profiled every test and hold the cost of one enabling at most.
+  double profiler_enable_ms = 140;
   double typical_compile_ms = 20;       // an NVRTC compile alone on the H200 (docs/simulate.md)
   double typical_framework_ms = 0.2;    // Steer's framework time per test on the H200
   bool charge_searcher = true;          // add the searcher's measured computation time
@@ -409,6 +415,7 @@ class ReplayExecutor final : public Executor {
   void start(const RunOptions&) override {
     clock_ms_ = 0;
     running_.clear();
+    profiler_enabled_.assign(devices_, false);
     compiler_free_ms_.assign(devices_ == 1 ? static_cast<std::size_t>(std::max(0, cost_.compile_threads)) : 0, 0.0);
   }
   std::unique_ptr<PreparedTest> prepare(ConfigIndex config) override;
@@ -440,6 +447,8 @@ class ReplayExecutor final : public Executor {
   std::vector<Running> running_;
   std::uint64_t submitted_ = 0;
   std::vector<double> compiler_free_ms_;  // when each modelled compile stream is next free
+  std::vector<bool> profiler_enabled_;    // per device, as its worker leaves the profiler
+  double profiler_cost_ms(std::size_t device, ConfigIndex config, const MeasureRequest& measure);
 };
 
 // The spec's space without the configurations `device` cannot launch at `size`: blocks of

@@ -9,7 +9,7 @@ table of P (time / tests) per searcher and recording, then which searcher leads 
 
   python3 scripts/bench/counter_guided_table.py [--runs 100] [--steer build/steer]
       [--kt-runs DIR --kt-files DIR] [--out DIR] [--objective energy|weighted:ALPHA|edp]
-      [--compile-threads N]
+      [--compile-threads N] [--searchers NAME,NAME,...]
 
 --kt-runs: the *.kt-runs.json files of scripts/bench/kerneltuner_strategies.py, and --kt-files
 the Kernel Tuner cache files they were made on (`steer export --format kerneltuner` of each
@@ -68,6 +68,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--objective", default="time")
     ap.add_argument("--compile-threads", help="steer simulate's --compile-threads (default: its own)")
+    ap.add_argument("--searchers", help="only these of the searchers (each row's P is its own: rows of "
+                                        "different calls can be put side by side)")
     args = ap.parse_args()
     pairs = PAIRS if args.objective == "time" else [p for p in PAIRS if stem(p[0]) in ENERGY]
     if args.objective != "time" and args.kt_runs:
@@ -82,15 +84,20 @@ def main():
         if not os.path.exists(model):
             subprocess.run([args.steer, "model", "train", "--data", model_data, "--out", model],
                            check=True, capture_output=True)
-        searchers = [s for s in SEARCHERS if s != "transfer" or source]
+        searchers = [s for s in (args.searchers.split(",") if args.searchers else SEARCHERS)
+                     if s != "transfer" or source]
         cmd = [args.steer, "simulate", "--data", tuned, "--runs", str(args.runs), "--threads", "1",
                "--searcher", ",".join(searchers), "--model", model, "--json", "--objective", args.objective]
         if args.compile_threads is not None:
             cmd += ["--compile-threads", args.compile_threads]
+        settings = []
         if compute_bound:
-            cmd += ["--set", "profile-based.compute_bound=true", "--set", "guided.compute_bound=true"]
+            settings += ["profile-based.compute_bound=true", "guided.compute_bound=true"]
         if source:
-            cmd += ["--set", f"transfer.source={source}", "--set", f"guided.source={source}"]
+            settings += [f"transfer.source={source}", f"guided.source={source}"]
+        for setting in settings:  # steer simulate refuses settings of searchers it does not run
+            if setting.split(".")[0] in searchers:
+                cmd += ["--set", setting]
         rows = {}
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         open(os.path.join(work, stem(tuned) + ".json"), "w").write(out)
@@ -128,7 +135,8 @@ def main():
         lead = []
         for axis in (0, 1):
             ranked = sorted(((v[axis], n) for n, v in results[s].items() if v[axis] is not None), reverse=True)
-            lead.append(f"{ranked[0][1]} {ranked[0][0]:.3f} (next: {ranked[1][1]} {ranked[1][0]:.3f})")
+            following = f" (next: {ranked[1][1]} {ranked[1][0]:.3f})" if len(ranked) > 1 else ""
+            lead.append(f"{ranked[0][1]} {ranked[0][0]:.3f}{following}")
         print(f"| {s} | {lead[0]} | {lead[1]} |")
 
 

@@ -90,9 +90,21 @@ std::unique_ptr<PreparedTest> ReplayExecutor::prepare(ConfigIndex config) {
   return compile;
 }
 
+// The worker keeps the profiler enabled from one profiled test to the next, and releases it
+// before an energy window or a test without counters (src/backend/cuda/worker_main.cpp).
+double ReplayExecutor::profiler_cost_ms(std::size_t device, ConfigIndex config, const MeasureRequest& measure) {
+  if (device >= profiler_enabled_.size()) profiler_enabled_.resize(device + 1, false);
+  const bool launched = recording_.status(config) != Status::Skipped && !std::isnan(recording_.runtime_ms(config));
+  if (!launched) return 0;  // failed before the worker measured anything
+  const bool enable = measure.counters && (!profiler_enabled_[device] || measure.energy);
+  profiler_enabled_[device] = measure.counters;
+  return enable ? cost_.profiler_enable_ms : 0;
+}
+
 const Result& ReplayExecutor::run(ConfigIndex config, PreparedTest* prepared, const RunOptions& run,
                                   std::vector<std::string>&) {
-  const double cost_ms = test_cost_ms(recording_, config, run.measure, cost_, recorded_);
+  const double cost_ms = test_cost_ms(recording_, config, run.measure, cost_, recorded_) +
+                         profiler_cost_ms(0, config, run.measure);
   if (const auto* compile = dynamic_cast<const ReplayCompile*>(prepared)) {
     clock_ms_ = std::max(clock_ms_, compile->ready_ms) + std::max(0.0, cost_ms - compile->compile_ms);
   } else {
@@ -108,8 +120,9 @@ void ReplayExecutor::submit(ConfigIndex config, std::unique_ptr<PreparedTest>, c
   // The free device with the lowest number.
   std::size_t device = 0;
   while (std::any_of(running_.begin(), running_.end(), [&](const Running& r) { return r.device == device; })) ++device;
-  running_.push_back({clock_ms_ + test_cost_ms(recording_, config, run.measure, cost_, recorded_), submitted_++, config,
-                      device});
+  const double cost_ms =
+      test_cost_ms(recording_, config, run.measure, cost_, recorded_) + profiler_cost_ms(device, config, run.measure);
+  running_.push_back({clock_ms_ + cost_ms, submitted_++, config, device});
 }
 
 Executor::Finished ReplayExecutor::next() {

@@ -38,6 +38,38 @@ TEST(ReplayExecutor, TheClockAdvancesByWhatEachTestCost) {
   EXPECT_FALSE(summary.compiled_ahead) << "a replay compiles nothing, so it starts no compile pool";
 }
 
+TEST(ReplayExecutor, EnablingTheProfilerIsChargedWhereTheWorkerEnablesIt) {
+  // The worker keeps the profiler enabled from one profiled test to the next and releases it
+  // for an energy window or a test without counters (docs/energy.md).
+  Recording recording = six_configurations();
+  CostModel cost = exact();
+  cost.profiler_enable_ms = 140;
+  ReplayExecutor executor(recording, cost);
+  executor.start(RunOptions{});
+  RunOptions plain, profiled, profiled_with_energy;
+  profiled.measure.counters = true;
+  profiled_with_energy.measure = profiled.measure;
+  profiled_with_energy.measure.energy = true;
+  const ConfigIndex config = recording.space().index_of_key("X=2");
+  const ConfigIndex not_compiled = recording.space().index_of_key("X=4");
+  std::vector<std::string> warnings;
+  const auto charged_ms = [&](ConfigIndex c, const RunOptions& run) {
+    const double before = executor.clock_s();
+    executor.run(c, nullptr, run, warnings);
+    return (executor.clock_s() - before) * 1e3;
+  };
+  const auto cost_ms = [&](const RunOptions& run) { return test_cost_ms(recording, config, run.measure, cost); };
+  EXPECT_NEAR(charged_ms(config, profiled), cost_ms(profiled) + 140, 1e-9) << "the first profiled test enables it";
+  EXPECT_NEAR(charged_ms(config, profiled), cost_ms(profiled), 1e-9) << "the next finds it enabled";
+  EXPECT_NEAR(charged_ms(not_compiled, plain), test_cost_ms(recording, not_compiled, plain.measure, cost), 1e-9);
+  EXPECT_NEAR(charged_ms(config, profiled), cost_ms(profiled), 1e-9) << "a test that never launched changes nothing";
+  EXPECT_NEAR(charged_ms(config, plain), cost_ms(plain), 1e-9);
+  EXPECT_NEAR(charged_ms(config, profiled), cost_ms(profiled) + 140, 1e-9) << "a test without counters released it";
+  EXPECT_NEAR(charged_ms(config, profiled_with_energy), cost_ms(profiled_with_energy) + 140, 1e-9)
+      << "energy is measured with the profiler released, so every profiled test with energy enables it";
+  EXPECT_NEAR(charged_ms(config, profiled_with_energy), cost_ms(profiled_with_energy) + 140, 1e-9);
+}
+
 // Elapsed seconds after each test of a replay of six_configurations with `threads`
 // modelled compiler threads and the loop asking for `window` proposals at a time.
 std::vector<double> elapsed_with(int threads, std::size_t window) {
@@ -98,7 +130,8 @@ TEST(ReplayExecutor, CountersAskedForAreChargedNotInvented) {
   std::vector<std::string> warnings;
   Result result = executor.run(0, executor.prepare(0).get(), run, warnings);
   EXPECT_TRUE(result.counters.empty()) << "none were recorded";
-  EXPECT_DOUBLE_EQ(executor.clock_s() * 1e3, 100 + 0.2 + 1 + 5 * (1 + 12.5));
+  // and the first profiled test enables the profiler
+  EXPECT_DOUBLE_EQ(executor.clock_s() * 1e3, 100 + 0.2 + 1 + 5 * (1 + 12.5) + cost.profiler_enable_ms);
 }
 
 TEST(ReplayExecutor, AReplayIntoAStoreResumesLikeADeviceRun) {
