@@ -9,7 +9,7 @@ table of P (time / tests) per searcher and recording, then which searcher leads 
 
   python3 scripts/bench/counter_guided_table.py [--runs 100] [--steer build/steer]
       [--kt-runs DIR --kt-files DIR] [--out DIR] [--objective energy|weighted:ALPHA|edp]
-      [--compile-threads N] [--searchers NAME,NAME,...]
+      [--compile-threads N] [--searchers NAME,NAME,...] [--set SEARCHER.NAME=VALUE ...]
 
 --kt-runs: the *.kt-runs.json files of scripts/bench/kerneltuner_strategies.py, and --kt-files
 the Kernel Tuner cache files they were made on (`steer export --format kerneltuner` of each
@@ -68,6 +68,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--objective", default="time")
     ap.add_argument("--compile-threads", help="steer simulate's --compile-threads (default: its own)")
+    ap.add_argument("--set", action="append", default=[], help="a searcher setting for every recording (repeatable)")
     ap.add_argument("--searchers", help="only these of the searchers (each row's P is its own: rows of "
                                         "different calls can be put side by side)")
     args = ap.parse_args()
@@ -95,7 +96,7 @@ def main():
             settings += ["profile-based.compute_bound=true", "guided.compute_bound=true"]
         if source:
             settings += [f"transfer.source={source}", f"guided.source={source}"]
-        for setting in settings:  # steer simulate refuses settings of searchers it does not run
+        for setting in settings + args.set:  # steer simulate refuses settings of searchers it does not run
             if setting.split(".")[0] in searchers:
                 cmd += ["--set", setting]
         rows = {}
