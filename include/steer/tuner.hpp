@@ -351,7 +351,7 @@ class DevicePool final : public Executor {
 //                overhead a pass on the H200, docs/counters.md);
 //   energy:      the energy window, when energy is asked for.
 // ReplayExecutor adds profiler_enable_ms to a profiled test where the worker enables the
-// profiler again: after an energy window or a test without counters.
+// profiler: the first profiled test, and one after an energy window or a test without counters.
 // A recording that holds no compile or framework time at all (RecordedCosts) is charged the
 // typical ones instead, measured on the H200 (Steer's own recordings, docs/simulate.md).
 // Failed tests cost their compile and framework time; a Skipped test (not in the recording,

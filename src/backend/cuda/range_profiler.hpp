@@ -7,8 +7,8 @@
 // the inputs before every pass so that every pass sees the same work. The number of
 // passes is known once the metric set is configured, before anything runs.
 //
-// Cost (docs/performance.md): enabling the profiler on a context takes ~140–175 ms, then each pass
-// costs the kernel's time plus ~12 ms. The profiler therefore stays enabled from one
+// Cost (docs/performance.md): enabling the profiler on a context takes ~140–175 ms, then
+// each pass costs the kernel's time plus ~12 ms. The profiler therefore stays enabled from one
 // profiled test to the next, except that the worker releases it (release()) before it
 // measures energy and before it times a test that is not profiled: enabled, it raises the
 // GPU's power at the same runtime. The next collect enables it again (an enabled object's

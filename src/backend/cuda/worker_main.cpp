@@ -241,11 +241,14 @@ class Worker final : public worker::DeviceServer {
       // failure does not fail the configuration; the backend measures again in a new
       // worker (measurement_retry.hpp), as CUPTI's state after a failed call is not trusted.
       try {
-        // Energy before the counters: after them it would be measured with the profiler enabled.
-        // Counters this machine cannot collect end the test before its energy window.
+        // Energy before the counters, the order measured in docs/energy.md: the window runs with
+        // the profiler released, and collecting the counters then enables it once. Counters this
+        // machine cannot collect end the test before its energy window.
         if (options.measure.counters) (void)profiler(reply);
         if (options.measure.energy && reply.measure_unavailable.empty()) measure_energy(function, request, reply, what);
-        if (options.measure.counters && reply.measure_unavailable.empty()) measure_counters(function, request, reply, what);
+        if (options.measure.counters && reply.measure_unavailable.empty()) {
+          measure_counters(function, request, reply, what);
+        }
       } catch (const LaunchTimeout&) {
         throw;
       } catch (const Error& e) {
