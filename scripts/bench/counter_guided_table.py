@@ -67,6 +67,7 @@ def main():
     ap.add_argument("--out", help="keep each simulation's JSON here")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--objective", default="time")
+    ap.add_argument("--model-kind", default="tree", help="steer model train's --kind (default: tree)")
     ap.add_argument("--compile-threads", help="steer simulate's --compile-threads (default: its own)")
     ap.add_argument("--set", action="append", default=[], help="a searcher setting for every recording (repeatable)")
     ap.add_argument("--searchers", help="only these of the searchers (each row's P is its own: rows of "
@@ -78,13 +79,19 @@ def main():
     work = args.out or tempfile.mkdtemp()
     os.makedirs(work, exist_ok=True)
 
+    def model_of(model_data):
+        return os.path.join(work, f"{stem(model_data)}.{args.model_kind}.json")
+
+    # trained before the simulations start: two recordings can share a model
+    for model_data in dict.fromkeys(pair[1] for pair in pairs):
+        if not os.path.exists(model_of(model_data)):
+            subprocess.run([args.steer, "model", "train", "--data", model_data, "--kind", args.model_kind,
+                            "--out", model_of(model_data)], check=True, capture_output=True)
+
     def run(pair):
         tuned, model_data, compute_bound = pair[:3]
         source = pair[3] if len(pair) > 3 else model_data
-        model = os.path.join(work, stem(model_data) + ".tree.json")
-        if not os.path.exists(model):
-            subprocess.run([args.steer, "model", "train", "--data", model_data, "--out", model],
-                           check=True, capture_output=True)
+        model = model_of(model_data)
         searchers = [s for s in (args.searchers.split(",") if args.searchers else SEARCHERS)
                      if s != "transfer" or source]
         cmd = [args.steer, "simulate", "--data", tuned, "--runs", str(args.runs), "--threads", "1",
