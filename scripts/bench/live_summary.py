@@ -10,6 +10,11 @@ median curves, --plot draws them (matplotlib).
 
 --energy: tunings for energy (TUNE_ARGS="--objective energy"); the least energy per launch so
 far, read from each tuning's store, and --best-ms is the space's least energy in J.
+
+--weighted ALPHA --time-ms T --energy-j E: tunings for `weighted:ALPHA`; per test
+ALPHA·t/T + (1−ALPHA)·e/E from each tuning's store, T and E the recording's least runtime and
+energy (fixed, so that every tuning is scored alike), and --best-ms the recording's least of
+that mix.
 """
 import argparse
 import glob
@@ -32,17 +37,19 @@ def read_log(path):
     return points
 
 
-def read_energy(log, store):
-    """[(seconds since launch, least energy per launch so far in J or None)] per test: the
-    times from the log, the energies from the tuning's store (in the order tested)."""
+def read_energy(log, store, value=lambda ms, joules: joules):
+    """[(seconds since launch, least value so far or None)] per test: the times from the log,
+    each test's value (by default its energy per launch in J) from its runtime and energy in the
+    tuning's store (in the order tested)."""
     import sqlite3
     times = [when for when, _ in read_log(log)]
     with sqlite3.connect(store) as db:
-        rows = db.execute("SELECT status, energy_joules_per_launch FROM tests ORDER BY sequence").fetchall()
+        rows = db.execute("SELECT status, median_ms, energy_joules_per_launch FROM tests ORDER BY sequence").fetchall()
     points, best = [], None
-    for when, (status, joules) in zip(times, rows):
-        if status == "ok" and joules is not None and (best is None or joules < best):
-            best = joules
+    for when, (status, ms, joules) in zip(times, rows):
+        v = value(ms, joules) if status == "ok" and ms is not None and joules is not None else None
+        if v is not None and (best is None or v < best):
+            best = v
         points.append((when, best))
     return points
 
@@ -73,16 +80,30 @@ def main():
                     help="the space's best runtime (exhaustive recording); with --energy its least energy in J")
     ap.add_argument("--energy", action="store_true",
                     help="energy per launch from each tuning's store (KERNEL_SEARCHER_SEED.db) instead of runtimes")
+    ap.add_argument("--weighted", type=float, metavar="ALPHA",
+                    help="the mix ALPHA·t/T + (1−ALPHA)·e/E (needs --time-ms and --energy-j)")
+    ap.add_argument("--time-ms", type=float, help="with --weighted: the recording's least runtime T")
+    ap.add_argument("--energy-j", type=float, help="with --weighted: the recording's least energy E")
     ap.add_argument("--within", type=float, default=1.02)
     ap.add_argument("--times", default="5,10,20,30,45,60")
     ap.add_argument("--csv")
     ap.add_argument("--plot")
     args = ap.parse_args()
+    if args.weighted is not None and (args.time_ms is None or args.energy_j is None):
+        ap.error("--weighted needs --time-ms and --energy-j")
     times = [float(t) for t in args.times.split(",")]
     runs = {}
     for path in sorted(glob.glob(os.path.join(args.dir, f"{args.kernel}_*_*.log"))):
         searcher, seed = os.path.basename(path)[len(args.kernel) + 1:-4].rsplit("_", 1)
-        runs.setdefault(searcher, {})[int(seed)] = read_energy(path, path[:-4] + ".db") if args.energy else read_log(path)
+        if args.weighted is not None:
+            a = args.weighted
+            points = read_energy(path, path[:-4] + ".db",
+                                 lambda ms, j: a * ms / args.time_ms + (1 - a) * j / args.energy_j)
+        elif args.energy:
+            points = read_energy(path, path[:-4] + ".db")
+        else:
+            points = read_log(path)
+        runs.setdefault(searcher, {})[int(seed)] = points
     if not runs:
         sys.exit(f"live_summary.py: no {args.kernel}_*_*.log in {args.dir}")
     target = args.within * args.best_ms
@@ -126,7 +147,8 @@ def main():
         ax.axhline(args.best_ms, color="grey", lw=0.8, ls=":")
         ax.axhline(target, color="grey", lw=0.8, ls="--", label=f"{args.within:g}x the best")
         ax.set_xlabel("seconds since launch")
-        ax.set_ylabel("median least energy so far (J)" if args.energy else "median best runtime so far (ms)")
+        ax.set_ylabel(f"median least weighted:{args.weighted:g} so far" if args.weighted is not None
+                      else "median least energy so far (J)" if args.energy else "median best runtime so far (ms)")
         ax.set_title(f"{args.kernel}: live tuning, median over seeds")
         lows = [v for c in curves.values() for v in c if v is not None]
         # live tunings can find better than the recording measured: keep those in view
