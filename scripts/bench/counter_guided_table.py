@@ -61,6 +61,7 @@ def stem(path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=1, help="seed of the first run (steer simulate --seed)")
     ap.add_argument("--steer", default="build/steer")
     ap.add_argument("--kt-runs")
     ap.add_argument("--kt-files")
@@ -94,7 +95,7 @@ def main():
         model = model_of(model_data)
         searchers = [s for s in (args.searchers.split(",") if args.searchers else SEARCHERS)
                      if s != "transfer" or source]
-        cmd = [args.steer, "simulate", "--data", tuned, "--runs", str(args.runs), "--threads", "1",
+        cmd = [args.steer, "simulate", "--data", tuned, "--runs", str(args.runs), "--seed", str(args.seed), "--threads", "1",
                "--searcher", ",".join(searchers), "--model", model, "--json", "--objective", args.objective]
         if args.compile_threads is not None:
             cmd += ["--compile-threads", args.compile_threads]

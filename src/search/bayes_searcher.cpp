@@ -104,6 +104,10 @@ struct BayesOptions {
   // space's fastest few per cent, ahead of a random point 19 times in 20; one that does not is
   // as likely behind, and keeps its full design. One test at a time only.
   bool design_stop = false;
+  // > 0: the design's points after the first (and after the source's fastest) are spread in
+  // feature space: each the farthest from those before it among this many random
+  // configurations. 0: the Latin hypercube (or random sample) as drawn.
+  std::uint64_t spread = 0;
   // With reaction_draws > 0 (and a model): the first test is profiled, and the expert
   // system's reaction to its bottlenecks draws that many of the initial samples (eq. 12, 13).
   std::uint64_t reaction_draws = 0;
@@ -346,16 +350,20 @@ class BayesSearcher final : public Searcher {
     const std::uint64_t samples = std::max<std::uint64_t>(options_.initial_samples, devices_);
     initial_ = options_.latin_hypercube ? search::latin_hypercube(space, samples, random_)
                                         : space.sample(random_.engine(), samples);
+    const std::size_t fixed = first.size() + 1;  // the source's fastest and the design's first point
     if (!first.empty()) {
       for (ConfigIndex c : initial_) {
         if (std::find(first.begin(), first.end(), c) == first.end()) first.push_back(c);
       }
       initial_ = std::move(first);
     }
+    scale_.clear();  // features() below: unscaled
+    // Where the reaction to a profiled first test draws the rest of the design, nothing is spread.
+    const bool reaction = options_.reaction_draws > 0 && options_.counter_model;
+    if (options_.spread > 0 && !reaction) spread_design(fixed);
     next_initial_ = 0;
     choices_ = 0;
     next_fit_ = std::max<std::size_t>(options_.fit_from, options_.initial_samples);
-    scale_.clear();
     measured_.clear();
     test_costs_ = {};
     fastest_ = {std::numeric_limits<double>::infinity(), std::numeric_limits<ConfigIndex>::max()};
@@ -574,6 +582,45 @@ class BayesSearcher final : public Searcher {
       }
     }
     scale_ = std::move(scale);
+  }
+
+  // The design's points from `fixed` on, each the farthest in feature space from the points
+  // before it (the nearest of them) among `spread` random configurations: design
+  // points whose features nearly coincide teach the model one thing twice. Of a few, not of
+  // many: the farthest of the whole space are its extremes, often its slowest configurations.
+  void spread_design(std::size_t fixed) {
+    std::vector<double> candidate(dims_), before(dims_);
+    std::vector<double> chosen_x;  // features of initial_[0 .. i), row by row
+    for (std::size_t i = 0; i < initial_.size(); ++i) {
+      if (i >= fixed) {
+        double farthest = -1;
+        for (ConfigIndex c : space_->sample(random_.engine(), std::min<std::uint64_t>(space_->size(), options_.spread))) {
+          if (std::find(initial_.begin(), initial_.begin() + static_cast<std::ptrdiff_t>(i), c) !=
+              initial_.begin() + static_cast<std::ptrdiff_t>(i)) {
+            continue;
+          }
+          features(c, candidate.data());
+          double nearest = std::numeric_limits<double>::infinity();
+          for (std::size_t j = 0; j < i; ++j) {
+            double d = 0;
+            for (std::size_t k = 0; k < dims_; ++k) {
+              const double delta = candidate[k] - chosen_x[j * dims_ + k];
+              d += delta * delta;
+            }
+            nearest = std::min(nearest, d);
+          }
+          if (nearest > farthest) farthest = nearest, initial_[i] = c;
+        }
+      }
+      features(initial_[i], before.data());
+      chosen_x.insert(chosen_x.end(), before.begin(), before.end());
+    }
+    // A draw can repeat a later point of the design: keep the first of each.
+    std::vector<ConfigIndex> distinct;
+    for (ConfigIndex c : initial_) {
+      if (std::find(distinct.begin(), distinct.end(), c) == distinct.end()) distinct.push_back(c);
+    }
+    initial_ = std::move(distinct);
   }
 
   // The reaction to the profiled first test draws the next initial samples, in place of as
@@ -1090,6 +1137,7 @@ std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOption
                                     : bayes.initial_samples_with_source;
   bayes.initial_samples = settings.integer("popsize", samples, 1, 1'000'000);
   bayes.latin_hypercube = settings.choice("samplingmethod", "lhs", {"lhs", "random"}) == "lhs";
+  bayes.spread = settings.integer("spread", bayes.spread, 0, 1'000'000);
   bayes.candidates = settings.integer("candidates", bayes.candidates, 1, 10'000'000);
   bayes.max_points = settings.integer("max_points", bayes.max_points, 2, 5'000);
   const std::string covariance =
@@ -1154,6 +1202,8 @@ std::unique_ptr<Searcher> make_guided_searcher(const SearcherOptions& options) {
   // source tested first), and the reaction to a profiled first test does: on the recordings
   // with counters and energy it raised P most (docs/searchers.md, "guided").
   guided.reaction_draws_not_time = 3;
+  // Its design spread over the predicted counters (the best of 5 random configurations each).
+  guided.spread = 5;
   guided.parameter_weight = 0.1;
   guided.counter_weight = 2.5;
   guided.source_weight = 0.3;

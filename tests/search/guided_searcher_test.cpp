@@ -103,15 +103,20 @@ std::size_t tests_to_fastest(const std::string& searcher_name, std::uint64_t see
   return run.order.size() + 1;
 }
 
+// Where the fastest configurations lie on a thin curve of the counter, a run finds one at once
+// or, having measured its neighbours, explores elsewhere for a while: the median over seeds says
+// what a run typically needs.
 TEST(GuidedSearcher, FindsTheFastestWherePredictedCountersExplainTheRuntime) {
   const std::string model = grid_model();
-  double guided = 0, bayes = 0;
-  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
-    guided += static_cast<double>(tests_to_fastest("guided", seed, model)) / 5;
-    bayes += static_cast<double>(tests_to_fastest("bayes", seed, model)) / 5;
+  std::vector<double> guided, bayes;
+  for (std::uint64_t seed = 1; seed <= 9; ++seed) {
+    guided.push_back(static_cast<double>(tests_to_fastest("guided", seed, model)));
+    bayes.push_back(static_cast<double>(tests_to_fastest("bayes", seed, model)));
   }
-  EXPECT_LT(guided, 40) << "bayes (parameters only) needed " << bayes;
-  EXPECT_LT(2 * guided, bayes);
+  std::sort(guided.begin(), guided.end());
+  std::sort(bayes.begin(), bayes.end());
+  EXPECT_LE(guided[4], 12) << "median tests; bayes (parameters only) needed " << bayes[4];
+  EXPECT_LT(2 * guided[4], bayes[4]);
 }
 
 TEST(GuidedSearcher, ProposesEveryConfigurationOnceAndIsDeterministic) {
@@ -311,6 +316,34 @@ TEST(GuidedSearcher, WithABatchProposesSeveralOfHighExpectedImprovementAtOnce) {
   auto plain = make_searcher("guided", {.seed = 3, .model_path = model, .settings = {}});
   auto measure = [&](ConfigIndex c) { return grid_result(space, c); };
   EXPECT_EQ(drive(*one, space, 1, 40, measure).order, drive(*plain, space, 1, 40, measure).order);
+}
+
+// Design points whose predicted counters nearly coincide teach the model one thing twice: after
+// the first, each is the farthest in predicted counters from those before it, of a few random
+// configurations (`spread`; 0 keeps the Latin hypercube as drawn).
+TEST(GuidedSearcher, SpreadsItsDesignOverThePredictedCounters) {
+  const Space space = grid_space();
+  const std::string model = grid_model();
+  auto closest_pair = [&](const std::map<std::string, std::string>& settings, std::uint64_t seed) {
+    auto searcher = make_searcher("guided", {.seed = seed, .model_path = model, .settings = settings});
+    searcher->start(space);
+    const std::vector<Proposal> design = searcher->propose(16);
+    EXPECT_EQ(design.size(), 4u);
+    double closest = INFINITY;
+    for (std::size_t i = 0; i < design.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        auto counter = [&](ConfigIndex c) { return std::log1p(space.value(c, 0).as_double() * space.value(c, 1).as_double()); };
+        closest = std::min(closest, std::abs(counter(design[i].config) - counter(design[j].config)));
+      }
+    }
+    return closest;
+  };
+  double spread = 0, drawn = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    spread += closest_pair({}, seed) / 40;
+    drawn += closest_pair({{"spread", "0"}}, seed) / 40;
+  }
+  EXPECT_GT(spread, 1.5 * drawn) << "mean distance of the closest two design points in log(1 + A*B)";
 }
 
 TEST(GuidedSearcher, NeedsAModel) {
