@@ -96,11 +96,14 @@ Result grid_result(const Space& space, ConfigIndex c) {
 std::size_t tests_to_fastest(const std::string& searcher_name, std::uint64_t seed, const std::string& model) {
   const Space space = grid_space();
   auto searcher = make_searcher(searcher_name, {.seed = seed, .model_path = model, .settings = {}});
-  const Route run = drive(*searcher, space, 1, space.size(), [&](ConfigIndex c) { return grid_result(space, c); });
-  for (std::size_t i = 0; i < run.order.size(); ++i) {
-    if (runtime_of(space, run.order[i]) == 1.0) return i + 1;
+  searcher->start(space);
+  for (std::size_t tests = 1; tests <= space.size(); ++tests) {
+    const std::vector<Proposal> next = searcher->propose(1);
+    if (next.empty()) break;
+    if (runtime_of(space, next.front().config) == 1.0) return tests;
+    searcher->observe(grid_result(space, next.front().config));
   }
-  return run.order.size() + 1;
+  return space.size() + 1;
 }
 
 // Where the fastest configurations lie on a thin curve of the counter, a run finds one at once
