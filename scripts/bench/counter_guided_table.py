@@ -3,13 +3,15 @@
 Tuner's strategies) on the recordings with counters, each tuned with a model from another GPU
 or input where the repository has one (docs/results.md, "Counter-guided search").
 
-For each pair below it trains a tree model on the model recording (`steer model train`), runs
+For each pair below it trains a model on the model recording (`steer model train`, a tree
+unless --model-kind says otherwise), runs
 `steer simulate` with the performance score P on the tuned recording, and prints one markdown
 table of P (time / tests) per searcher and recording, then which searcher leads each column.
 
-  python3 scripts/bench/counter_guided_table.py [--runs 100] [--steer build/steer]
+  python3 scripts/bench/counter_guided_table.py [--runs 100] [--seed 1] [--steer build/steer]
       [--kt-runs DIR --kt-files DIR] [--out DIR] [--objective energy|weighted:ALPHA|edp]
-      [--compile-threads N] [--searchers NAME,NAME,...] [--set SEARCHER.NAME=VALUE ...]
+      [--compile-threads N] [--model-kind tree|forest|lsq] [--searchers NAME,NAME,...]
+      [--set SEARCHER.NAME=VALUE ...]
 
 --kt-runs: the *.kt-runs.json files of scripts/bench/kerneltuner_strategies.py, and --kt-files
 the Kernel Tuner cache files they were made on (`steer export --format kerneltuner` of each

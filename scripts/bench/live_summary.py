@@ -6,7 +6,8 @@ came within a factor of the space's best, and when. Prints a markdown table; --c
 median curves, --plot draws them (matplotlib).
 
   python3 scripts/bench/live_summary.py DIR --kernel gemm --best-ms 3.587 [--within 1.02]
-      [--times 5,10,20,30,45,60] [--csv curves.csv] [--plot curves.png] [--energy]
+      [--times 5,10,20,30,45,60] [--csv curves.csv] [--plot curves.png]
+      [--energy | --weighted ALPHA --time-ms T --energy-j E]
 
 --energy: tunings for energy (TUNE_ARGS="--objective energy"); the least energy per launch so
 far, read from each tuning's store, and --best-ms is the space's least energy in J.
@@ -77,7 +78,8 @@ def main():
     ap.add_argument("dir")
     ap.add_argument("--kernel", required=True)
     ap.add_argument("--best-ms", type=float, required=True,
-                    help="the space's best runtime (exhaustive recording); with --energy its least energy in J")
+                    help="the space's best runtime (exhaustive recording); with --energy its least energy "
+                         "in J, with --weighted its least of the mix")
     ap.add_argument("--energy", action="store_true",
                     help="energy per launch from each tuning's store (KERNEL_SEARCHER_SEED.db) instead of runtimes")
     ap.add_argument("--weighted", type=float, metavar="ALPHA",
