@@ -350,6 +350,8 @@ class BayesSearcher final : public Searcher {
     const std::uint64_t samples = std::max<std::uint64_t>(options_.initial_samples, devices_);
     initial_ = options_.latin_hypercube ? search::latin_hypercube(space, samples, random_)
                                         : space.sample(random_.engine(), samples);
+    profiled_at_ = first.size();
+    profile_started_ = false;
     const std::size_t fixed = first.size() + 1;  // the source's fastest and the design's first point
     if (!first.empty()) {
       for (ConfigIndex c : initial_) {
@@ -382,16 +384,21 @@ class BayesSearcher final : public Searcher {
     std::vector<Proposal> out;
     // Its reaction draws the next samples (on several devices the others go on meanwhile).
     if (awaiting_profile_ && devices_ == 1) return out;
-    if (max > 0 && next_initial_ == 0 && !initial_.empty() && options_.reaction_draws > 0 && options_.counter_model) {
-      awaiting_profile_ = initial_[next_initial_++];
-      memory_.propose(*awaiting_profile_);
-      Proposal profiled{*awaiting_profile_, {}};
-      profiled.measure.counters = true;
-      profiled.measure.counters_optional = true;  // without them the hypercube stays
-      out.push_back(profiled);
-      if (devices_ == 1) return out;
-    }
+    const bool reaction = options_.reaction_draws > 0 && options_.counter_model;
     while (out.size() < max && next_initial_ < initial_.size()) {
+      // The first design point after the source's fastest is profiled: its bottlenecks draw
+      // the next ones.
+      if (reaction && !profile_started_ && next_initial_ == profiled_at_) {
+        profile_started_ = true;
+        awaiting_profile_ = initial_[next_initial_++];
+        memory_.propose(*awaiting_profile_);
+        Proposal profiled{*awaiting_profile_, {}};
+        profiled.measure.counters = true;
+        profiled.measure.counters_optional = true;  // without them the hypercube stays
+        out.push_back(profiled);
+        if (devices_ == 1) return out;
+        continue;
+      }
       if (source_first_ && devices_ == 1 && next_initial_ >= options_.source_first + 1) {
         if (memory_.pending() > 0 || !out.empty()) break;  // judged when both are measured
         if (source_led()) initial_.resize(next_initial_);
@@ -1081,7 +1088,9 @@ class BayesSearcher final : public Searcher {
   const Space* space_ = nullptr;
   std::size_t parameter_dims_ = 0;
   PredictedCounters predicted_;                // with a counter model
-  std::optional<ConfigIndex> awaiting_profile_;  // the profiled first test, until it is observed
+  std::optional<ConfigIndex> awaiting_profile_;  // the profiled design point, until it is observed
+  std::size_t profiled_at_ = 0;                  // its place in initial_: after the source's fastest
+  bool profile_started_ = false;
   std::vector<Explanation> explanations_;        // not yet taken
   std::vector<std::vector<float>> counter_features_;  // [counter][ConfigIndex], in [0, 1]
   std::vector<float> prior_;                    // the prior mean's shape per configuration (source_prior)
@@ -1128,9 +1137,9 @@ namespace {
 std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOptions bayes, bool with_model) {
   search::Settings settings(bayes.name, options.settings);
   const std::string source = with_model ? settings.text("source") : std::string();
-  // The source's runtimes are a guess for time: under another objective they stay a feature,
-  // and the defaults that lean on them (testing its fastest first, its prior mean, the
-  // smaller initial design) are off.
+  // The source's runtimes are a guess for time: under another objective its fastest is still
+  // tested first (unprofiled; the reaction's profile is the next test), but its prior mean and
+  // the smaller initial design, which lean on its runtimes, are off.
   const bool source_for_time = !source.empty() && options.objective == "time";
   const std::uint64_t samples = !source_for_time || bayes.initial_samples_with_source == 0
                                     ? bayes.initial_samples
@@ -1161,8 +1170,7 @@ std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOption
   bayes.counter_weight = settings.number("counter_weight", bayes.counter_weight, 0, 1e6);
   bayes.parameter_weight = settings.number("parameter_weight", bayes.parameter_weight, 0, 1e6);
   if (with_model) {
-    const std::uint64_t first = source_for_time ? bayes.source_first : 0;
-    bayes.source_first = settings.integer("source_first", first, 0, 1'000'000);
+    bayes.source_first = settings.integer("source_first", bayes.source_first, 0, 1'000'000);
     bayes.source_weight = settings.number("source_weight", bayes.source_weight, 0, 1e6);
     bayes.source_prior = settings.number("source_prior", source_for_time ? bayes.source_prior : 0, 0, 1e6);
     bayes.source_candidates = settings.integer("source_candidates", bayes.source_candidates, 0, 1'000'000);
@@ -1198,9 +1206,9 @@ std::unique_ptr<Searcher> make_guided_searcher(const SearcherOptions& options) {
   guided.source_prior = 2;
   // ... and the second point is left out when the source's fastest beats the first.
   guided.design_stop = true;
-  // For energy and mixes the source's runtimes inform no first choice (no prior mean, no
-  // source tested first), and the reaction to a profiled first test does: on the recordings
-  // with counters and energy it raised P most (docs/searchers.md, "guided").
+  // For energy and mixes the source's fastest is tested first and the source's runtimes are
+  // no prior mean; the reaction to the profiled first design point draws the next 3: on the
+  // recordings with counters and energy it raised P most (docs/searchers.md, "guided").
   guided.reaction_draws_not_time = 3;
   // Its design spread over the predicted counters (the best of 5 random configurations each).
   guided.spread = 5;
