@@ -9,7 +9,7 @@
 // configuration chosen while others are pending joins the model at once with the fastest
 // cost measured so far as its (made-up) cost, so that the next choice looks elsewhere; its
 // real cost replaces the lie when it finishes. The initial samples are then at least as many
-// as the devices, and a profiled first test (guided with reaction_draws) runs beside them.
+// as the devices, and a profiled design point (guided with reaction_draws) runs beside them.
 //
 // `guided`, Steer's counter-guided searcher, is this searcher with other features: the
 // counters a model predicts for every configuration (and, given a source recording, its
@@ -108,7 +108,8 @@ struct BayesOptions {
   // feature space: each the farthest from those before it among this many random
   // configurations. 0: the Latin hypercube (or random sample) as drawn.
   std::uint64_t spread = 0;
-  // With reaction_draws > 0 (and a model): the first test is profiled, and the expert
+  // With reaction_draws > 0 (and a model): the first design point (after the source's fastest)
+  // is profiled, and the expert
   // system's reaction to its bottlenecks draws that many of the initial samples (eq. 12, 13).
   std::uint64_t reaction_draws = 0;
   std::uint64_t reaction_draws_not_time = 0;  // the same when the objective is not time
@@ -360,9 +361,8 @@ class BayesSearcher final : public Searcher {
       initial_ = std::move(first);
     }
     scale_.clear();  // features() below: unscaled
-    // Where the reaction to a profiled first test draws the rest of the design, nothing is spread.
-    const bool reaction = options_.reaction_draws > 0 && options_.counter_model;
-    if (options_.spread > 0 && !reaction) spread_design(fixed);
+    // Where the reaction to a profiled design point draws the rest of the design, nothing is spread.
+    if (options_.spread > 0 && !reacts()) spread_design(fixed);
     next_initial_ = 0;
     choices_ = 0;
     next_fit_ = std::max<std::size_t>(options_.fit_from, options_.initial_samples);
@@ -384,11 +384,10 @@ class BayesSearcher final : public Searcher {
     std::vector<Proposal> out;
     // Its reaction draws the next samples (on several devices the others go on meanwhile).
     if (awaiting_profile_ && devices_ == 1) return out;
-    const bool reaction = options_.reaction_draws > 0 && options_.counter_model;
     while (out.size() < max && next_initial_ < initial_.size()) {
       // The first design point after the source's fastest is profiled: its bottlenecks draw
       // the next ones.
-      if (reaction && !profile_started_ && next_initial_ == profiled_at_) {
+      if (reacts() && !profile_started_ && next_initial_ == profiled_at_) {
         profile_started_ = true;
         awaiting_profile_ = initial_[next_initial_++];
         memory_.propose(*awaiting_profile_);
@@ -456,6 +455,9 @@ class BayesSearcher final : public Searcher {
 
  private:
   static constexpr double kFirstNugget = 1e-6;
+
+  // Whether a profiled design point's reaction draws the rest of the design (reaction_draws).
+  bool reacts() const { return options_.reaction_draws > 0 && options_.counter_model != nullptr; }
 
   // Whether the source's fastest, tested first, was faster than every other test so far
   // (design_stop).
@@ -630,7 +632,7 @@ class BayesSearcher final : public Searcher {
     initial_ = std::move(distinct);
   }
 
-  // The reaction to the profiled first test draws the next initial samples, in place of as
+  // The reaction to the profiled design point draws the next initial samples, in place of as
   // many Latin hypercube points; with nothing to analyse, the hypercube stays.
   void draw_by_reaction(const Result& profiled) {
     // The tuned GPU's facts: those known for the GPU the result names.
@@ -1090,7 +1092,7 @@ class BayesSearcher final : public Searcher {
   PredictedCounters predicted_;                // with a counter model
   std::optional<ConfigIndex> awaiting_profile_;  // the profiled design point, until it is observed
   std::size_t profiled_at_ = 0;                  // its place in initial_: after the source's fastest
-  bool profile_started_ = false;
+  bool profile_started_ = false;                 // the profiled design point has been proposed
   std::vector<Explanation> explanations_;        // not yet taken
   std::vector<std::vector<float>> counter_features_;  // [counter][ConfigIndex], in [0, 1]
   std::vector<float> prior_;                    // the prior mean's shape per configuration (source_prior)
