@@ -39,6 +39,7 @@ struct SimulateArgs {
   double profiler_enable_ms = CostModel{}.profiler_enable_ms;
   std::size_t ahead = 0;
   int compile_threads = CostModel{}.compile_threads;
+  std::string compile_times = "recorded";
   std::size_t devices = 1;
   bool json = false;
   bool details = false;
@@ -127,6 +128,10 @@ void print_charged_costs(const Recording& recording, const CostModel& cost, std:
   } else if (devices == 1 && cost.compile_threads > 0) {
     fmt::print("the recording's framework times include compiling: they are charged inline, not ahead\n");
   }
+  if (recorded.compile && cost.compile_times == CompileTimes::Mean) {
+    fmt::print("each test is charged the mean recorded compile of its outcome: {:.1f} ms valid, {:.1f} ms failed\n",
+               recorded.mean_valid_compile_ms, recorded.mean_failed_compile_ms);
+  }
   if (!recorded.compile && !recorded.framework) {
     fmt::print("the recording holds no compile or framework times: each test is charged the typical {} ms compile "
                "and {} ms framework time measured on the H200\n",
@@ -150,6 +155,7 @@ EvaluationOptions evaluation_options(const SimulateArgs& args) {
   options.simulation.cost.profiler_enable_ms = args.profiler_enable_ms;
   options.simulation.cost.charge_searcher = !args.no_searcher_time;
   options.simulation.cost.compile_threads = args.compile_threads;
+  options.simulation.cost.compile_times = args.compile_times == "mean" ? CompileTimes::Mean : CompileTimes::Recorded;
   options.simulation.objective = Objective::parse(args.objective);
   options.runs = args.runs;
   options.seed = args.seed;
@@ -248,6 +254,7 @@ int run_simulate(const SimulateArgs& args) {
                        .budget = args.budget,
                        .repetitions = args.repetitions.value_or(0),
                        .compile_threads = args.devices == 1 ? args.compile_threads : 0,
+                       .compile_times = args.compile_times,
                        .left_out_without_counters = args.with_counters ? std::optional(left_out) : std::nullopt,
                        .left_out_without_energy = needs_energy ? std::optional(left_out) : std::nullopt,
                        .evaluation = std::move(evaluation)});
@@ -313,6 +320,13 @@ Runner register_simulate(CLI::App& app) {
                       "simulation does")
       ->capture_default_str()
       ->check(kNonNegative);
+  command->add_option("--compile-times", args->compile_times,
+                      "What each test is charged for its compile where the recording holds compile times: "
+                      "recorded (its own) or mean (the mean of the recording's valid, or failed, "
+                      "configurations), for recordings whose compile times hold a compile pool's queue "
+                      "(docs/simulate.md, \"Compile times\")")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"recorded", "mean"}));
   command->add_option("--devices", args->devices,
                       "Simulated devices tuning at once (tests run in parallel on the simulated clock)")
       ->capture_default_str()

@@ -346,6 +346,7 @@ struct SimulationReport {
   std::optional<std::uint64_t> budget;
   int repetitions = 0;  // timed launches costed per test; 0: as recorded
   int compile_threads = 0;  // CostModel::compile_threads of the replay
+  std::string compile_times = "recorded";  // CostModel::compile_times of the replay: recorded or mean
   std::optional<std::size_t> left_out_without_counters;  // steer simulate --with-counters
   std::optional<std::size_t> left_out_without_energy;    // steer simulate --objective needing energy
   Evaluation evaluation;

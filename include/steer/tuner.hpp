@@ -357,6 +357,13 @@ class DevicePool final : public Executor {
 // Failed tests cost their compile and framework time; a Skipped test (not in the recording,
 // or recorded as removed by a constraint) costs nothing. The searcher's own computation is
 // measured as the loop runs and added by ReplayExecutor::charge (charge_searcher).
+// What a replay charges each configuration for its compile where the recording holds compile
+// times: its own, or the mean of the recording's configurations with its outcome (valid or
+// failed). A recording made with compiles queued on a pool holds each compile's wait in the
+// queue as well, which a configuration's next compile does not repeat (docs/simulate.md,
+// "Compile times").
+enum class CompileTimes { Recorded, Mean };
+
 struct CostModel {
   std::optional<int> repetitions;  // unset: as recorded
   int profiling_passes = 5;        // the full counter set on the H200
@@ -377,11 +384,14 @@ struct CostModel {
   // the loop's pool, however many threads, compiles about as fast as one thread while the
   // device runs (measured on the H200: docs/simulate.md, "Compiles ahead").
   int compile_threads = 1;
+  CompileTimes compile_times = CompileTimes::Recorded;
 };
 
 // Which costs a recording holds of its own (any configuration with a non-zero time).
 struct RecordedCosts {
   bool compile = false, framework = false, validation = false;
+  // The mean recorded compile of the valid and of the failed configurations (CompileTimes::Mean).
+  double mean_valid_compile_ms = 0, mean_failed_compile_ms = 0;
   static RecordedCosts of(const Recording& recording);
 };
 

@@ -10,14 +10,20 @@ namespace steer {
 
 RecordedCosts RecordedCosts::of(const Recording& recording) {
   RecordedCosts costs;
+  double compile_ms[2] = {0, 0};
+  std::size_t tests[2] = {0, 0};
   for (ConfigIndex config = 0; config < recording.space().size(); ++config) {
     const Result* result = recording.recorded(config);
-    if (!result) continue;
+    if (!result || result->status == Status::Skipped) continue;
     costs.compile = costs.compile || result->compile_ms > 0;
     costs.framework = costs.framework || result->overhead_ms > 0;
     costs.validation = costs.validation || result->validation_ms > 0;
-    if (costs.compile && costs.framework && costs.validation) break;
+    const int failed = result->ok() ? 0 : 1;
+    compile_ms[failed] += result->compile_ms;
+    ++tests[failed];
   }
+  if (tests[0] > 0) costs.mean_valid_compile_ms = compile_ms[0] / static_cast<double>(tests[0]);
+  if (tests[1] > 0) costs.mean_failed_compile_ms = compile_ms[1] / static_cast<double>(tests[1]);
   return costs;
 }
 
@@ -28,7 +34,11 @@ namespace {
 double compile_cost_ms(const Recording& recording, ConfigIndex config, const CostModel& cost,
                        const RecordedCosts& recorded_costs) {
   if (recording.status(config) == Status::Skipped) return 0;
-  if (recorded_costs.compile) return recording.compile_ms(config);
+  if (recorded_costs.compile) {
+    if (cost.compile_times == CompileTimes::Recorded) return recording.compile_ms(config);
+    return recording.status(config) == Status::Ok ? recorded_costs.mean_valid_compile_ms
+                                                  : recorded_costs.mean_failed_compile_ms;
+  }
   return recorded_costs.framework ? 0 : cost.typical_compile_ms;
 }
 

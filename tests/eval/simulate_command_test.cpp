@@ -137,18 +137,22 @@ TEST(SimulateCommand, ReadsAGzippedResultsStore) {
   EXPECT_FALSE(report["searchers"][0].contains("run_tests_to_target")) << "per-run data only with --details";
 }
 
+// `steer simulate --json` of random search on transpose_h200, 20 runs, its own computation
+// left off the clock, with `extra` options.
+nlohmann::json random_on_transpose(const std::string& extra) {
+  Outcome outcome = run_steer("simulate --data '" STEER_SOURCE_DIR "/data/h200/transpose_h200.db.gz' --searcher "
+                              "random --runs 20 --no-searcher-time --json" + extra,
+                              false);
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.output;
+  return nlohmann::json::parse(outcome.output);
+}
+
 // Compiles ahead, as on a device: random search proposes a window of 2 at a time, and the
 // next one compiles on the modelled compile stream while a test runs, so the same tests
 // take less simulated time than with every compile charged before its test.
 TEST(SimulateCommand, CompilesRunAheadUnlessToldNotTo) {
-  auto run = [](const std::string& extra) {
-    Outcome outcome = run_steer("simulate --data '" STEER_SOURCE_DIR "/data/h200/transpose_h200.db.gz' --searcher "
-                                "random --runs 20 --no-score --no-searcher-time --json" + extra,
-                                false);
-    EXPECT_EQ(outcome.exit_code, 0) << outcome.output;
-    return nlohmann::json::parse(outcome.output);
-  };
-  const nlohmann::json ahead = run(""), inline_compiles = run(" --compile-threads 0");
+  const nlohmann::json ahead = random_on_transpose(" --no-score");
+  const nlohmann::json inline_compiles = random_on_transpose(" --no-score --compile-threads 0");
   EXPECT_EQ(ahead["compile_threads"], 1);
   EXPECT_EQ(inline_compiles["compile_threads"], 0);
   const nlohmann::json& a = ahead["searchers"][0];
@@ -161,6 +165,29 @@ TEST(SimulateCommand, CompilesRunAheadUnlessToldNotTo) {
                             "random --runs 2 --no-score",
                             false);
   EXPECT_NE(table.output.find("compiles run ahead on 1 compile stream"), std::string::npos) << table.output;
+}
+
+// --compile-times mean charges every valid test the recording's mean compile: the same tests
+// are made, the simulated time changes, the report says which was charged, and a mode it
+// does not know is refused.
+TEST(SimulateCommand, CompileTimesAreTheRecordedOnesOrTheirMean) {
+  const nlohmann::json recorded = random_on_transpose(""), mean = random_on_transpose(" --compile-times mean");
+  EXPECT_EQ(recorded["compile_times"], "recorded");
+  EXPECT_EQ(mean["compile_times"], "mean");
+  EXPECT_EQ(recorded["searchers"][0]["mean_tests"], mean["searchers"][0]["mean_tests"]);
+  EXPECT_NE(recorded["searchers"][0]["mean_time_s"], mean["searchers"][0]["mean_time_s"]);
+  EXPECT_NEAR(recorded["score"]["test_cost_ms"].get<double>(), mean["score"]["test_cost_ms"].get<double>(), 1e-6)
+      << "random search's time per test is the recording's either way";
+
+  Outcome table = run_steer("simulate --data '" STEER_SOURCE_DIR "/data/h200/transpose_h200.db.gz' --searcher "
+                            "random --runs 2 --no-score --compile-times mean",
+                            false);
+  EXPECT_NE(table.output.find("each test is charged the mean recorded compile of its outcome"), std::string::npos)
+      << table.output;
+  Outcome wrong = run_steer("simulate --data '" STEER_SOURCE_DIR "/data/h200/transpose_h200.db.gz' --searcher "
+                            "random --runs 2 --compile-times median");
+  EXPECT_NE(wrong.exit_code, 0);
+  EXPECT_NE(wrong.output.find("--compile-times"), std::string::npos) << wrong.output;
 }
 
 // The replay standing in for N devices: the same searches, tests run N at a time on the

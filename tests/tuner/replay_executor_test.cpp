@@ -38,6 +38,47 @@ TEST(ReplayExecutor, TheClockAdvancesByWhatEachTestCost) {
   EXPECT_FALSE(summary.compiled_ahead) << "a replay compiles nothing, so it starts no compile pool";
 }
 
+// Compiles of 10, 20, 30, 50 and 60 ms for the valid X = 1, 2, 3, 5, 6, and 400 ms for X = 4,
+// which failed to compile.
+Recording uneven_compiles() {
+  return six_configurations([](int x) { return x == 4 ? 400.0 : 10.0 * x; });
+}
+
+TEST(ReplayExecutor, EachCompileCostsItsOwnRecordedTimeOrTheMeanOfItsOutcome) {
+  const Recording recording = uneven_compiles();
+  CostModel cost = exact();
+  const ConfigIndex one = recording.space().index_of_key("X=1");
+  const ConfigIndex failed = recording.space().index_of_key("X=4");
+  // The recorded compile, the typical 0.2 ms framework time and the run (X ms).
+  EXPECT_NEAR(test_cost_ms(recording, one, {}, cost), 10 + 0.2 + 1, 1e-9);
+  EXPECT_NEAR(test_cost_ms(recording, failed, {}, cost), 400 + 0.2, 1e-9);
+
+  cost.compile_times = CompileTimes::Mean;
+  // The valid ones' mean compile, (10 + 20 + 30 + 50 + 60) / 5 = 34 ms; the failed one's own
+  // outcome has only itself.
+  EXPECT_NEAR(test_cost_ms(recording, one, {}, cost), 34 + 0.2 + 1, 1e-9);
+  EXPECT_NEAR(test_cost_ms(recording, failed, {}, cost), 400 + 0.2, 1e-9);
+
+  // So the whole space costs what it cost as recorded: random search's time per test is the same.
+  double recorded_total = 0, mean_total = 0;
+  CostModel recorded = exact();
+  for (ConfigIndex c = 0; c < recording.space().size(); ++c) {
+    recorded_total += test_cost_ms(recording, c, {}, recorded);
+    mean_total += test_cost_ms(recording, c, {}, cost);
+  }
+  EXPECT_NEAR(mean_total, recorded_total, 1e-9);
+
+  // The replay's clock charges the same.
+  ReplayExecutor executor(recording, cost);
+  Descending searcher;
+  std::vector<double> elapsed;
+  TuneOptions options;
+  options.on_test = [&](const Result&, const TuneProgress& progress) { elapsed.push_back(progress.elapsed_s); };
+  tune(recording.space(), executor, searcher, nullptr, options);
+  ASSERT_EQ(elapsed.size(), 6u);
+  EXPECT_NEAR(elapsed.front(), (34 + 0.2 + 6) / 1e3, 1e-12) << "X = 6 first, at the mean compile";
+}
+
 TEST(ReplayExecutor, EnablingTheProfilerIsChargedWhereTheWorkerEnablesIt) {
   // The worker keeps the profiler enabled from one profiled test to the next and releases it
   // for an energy window or a test without counters (docs/energy.md).

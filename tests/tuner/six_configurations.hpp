@@ -17,8 +17,9 @@ inline CostModel exact() {
   return cost;
 }
 
-// X in {1, ..., 6}: X ms to run and 100 ms to compile each; X=4 failed to compile.
-inline Recording six_configurations() {
+// X in {1, ..., 6}: X ms to run and 100 ms to compile each (or compile_ms(X)); X=4 failed
+// to compile.
+inline Recording six_configurations(double (*compile_ms)(int) = nullptr) {
   ImportedRecording imported;
   imported.device = "Recorded GPU";
   imported.kernel = "six";
@@ -26,7 +27,7 @@ inline Recording six_configurations() {
   for (int x = 1; x <= 6; ++x) {
     Result result;
     result.configuration = {{"X", x}};
-    result.compile_ms = 100;
+    result.compile_ms = compile_ms ? compile_ms(x) : 100;
     if (x == 4) {
       result.status = Status::CompileError;
       result.message = "error: too many registers";
