@@ -36,6 +36,7 @@ struct ReportArgs {
   bool no_plots = false;
   bool no_searcher_time = false;
   int compile_threads = CostModel{}.compile_threads;
+  std::string compile_times = "recorded";
   bool score = false;
 };
 
@@ -48,6 +49,7 @@ SimulationReport simulate_here(const Recording& recording, const ReportArgs& arg
   options.threads = args.threads > 0 ? args.threads : std::max(1u, std::thread::hardware_concurrency());
   options.simulation.cost.charge_searcher = !args.no_searcher_time;
   options.simulation.cost.compile_threads = args.compile_threads;
+  options.simulation.cost.compile_times = args.compile_times == "mean" ? CompileTimes::Mean : CompileTimes::Recorded;
   options.score = args.score;
   SimulationReport simulation;
   simulation.data = args.db;
@@ -55,6 +57,7 @@ SimulationReport simulate_here(const Recording& recording, const ReportArgs& arg
   simulation.device = recording.device();
   simulation.runs = args.runs;
   simulation.compile_threads = options.simulation.cost.compile_threads;
+  simulation.compile_times = args.compile_times;
   simulation.seed = args.seed;
   simulation.budget = args.budget;
   simulation.target = args.target;
@@ -159,6 +162,11 @@ Runner register_report(CLI::App& app) {
                       "test); as steer simulate")
       ->capture_default_str()
       ->check(kNonNegative);
+  command->add_option("--compile-times", args->compile_times,
+                      "With --searcher: each compile charged as recorded or at the recording's mean; as steer "
+                      "simulate")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"recorded", "mean"}));
   command->add_flag("--no-plots", args->no_plots, "Write the CSV data and index.html only; needs no Python");
   return [args] { return run_report(*args); };
 }

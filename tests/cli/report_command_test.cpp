@@ -24,6 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 using steer::test_support::run_steer;
 using Outcome = steer::test_support::CliOutcome;
@@ -273,6 +274,19 @@ TEST(ReportCommand, WritesTheDataOfEveryRecordingOfOtherToolsAndOurStores) {
     EXPECT_EQ(read_csv(out / "tests_to_target.csv").size(), 6u) << recording;
     EXPECT_GT(read_csv(out / "convergence.csv").size(), 1u) << recording;
   }
+}
+
+TEST(ReportCommand, SaysWhichCompileTimesTheSimulationCharged) {
+  Scratch scratch;
+  const std::string store = STEER_DATA_DIR "/h200/transpose_h200.db.gz";
+  Outcome mean = run_steer("report --db '" + store + "' --searcher random --runs 3 --compile-times mean --no-plots --out '" +
+                           (scratch / "mean").string() + "'");
+  ASSERT_EQ(mean.exit_code, 0) << mean.output;
+  EXPECT_THAT(read_file(scratch / "mean" / "index.html"), HasSubstr("each test charged the recording's mean compile"));
+  Outcome recorded = run_steer("report --db '" + store + "' --searcher random --runs 3 --no-plots --out '" +
+                               (scratch / "recorded").string() + "'");
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.output;
+  EXPECT_THAT(read_file(scratch / "recorded" / "index.html"), Not(HasSubstr("the recording's mean compile")));
 }
 
 TEST(ReportCommand, DrawsThePerformanceScorePerSpaceAndOverSpaces) {
