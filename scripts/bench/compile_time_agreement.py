@@ -50,7 +50,10 @@ def stores_in(path, work):
     if path.endswith(".tar.gz"):
         target = os.path.join(work, os.path.basename(path)[: -len(".tar.gz")])
         with tarfile.open(path) as archive:
-            archive.extractall(target, filter="data")
+            try:
+                archive.extractall(target, filter="data")
+            except TypeError:  # Python without extraction filters (before 3.12 and its backports)
+                archive.extractall(target)
         path = target
     if os.path.isdir(path):
         return sorted(os.path.join(root, f) for root, _, files in os.walk(path) for f in files if f.endswith(".db"))
