@@ -338,9 +338,16 @@ class DevicePool final : public Executor {
   std::unique_ptr<State> state_;
 };
 
+// What a replay charges each configuration for its compile where the recording holds compile
+// times: its own, or the mean of the recording's configurations with its outcome (valid or
+// failed). A recording made with compiles queued on a pool holds each compile's wait in the
+// queue as well, which a configuration's next compile does not repeat (docs/simulate.md,
+// "Compile times").
+enum class CompileTimes { Recorded, Mean };
+
 // What one replayed test costs on the simulated clock: everything a real run pays for it
 // (docs/simulate.md "What a replayed test costs"):
-//   compile:     the recorded compile time;
+//   compile:     the recorded compile time, or its outcome's mean (compile_times);
 //   launches:    the recorded timed launches (the sum of its samples), or runtime x
 //                `repetitions` when set;
 //   validation:  the recorded validation time;
@@ -357,13 +364,6 @@ class DevicePool final : public Executor {
 // Failed tests cost their compile and framework time; a Skipped test (not in the recording,
 // or recorded as removed by a constraint) costs nothing. The searcher's own computation is
 // measured as the loop runs and added by ReplayExecutor::charge (charge_searcher).
-// What a replay charges each configuration for its compile where the recording holds compile
-// times: its own, or the mean of the recording's configurations with its outcome (valid or
-// failed). A recording made with compiles queued on a pool holds each compile's wait in the
-// queue as well, which a configuration's next compile does not repeat (docs/simulate.md,
-// "Compile times").
-enum class CompileTimes { Recorded, Mean };
-
 struct CostModel {
   std::optional<int> repetitions;  // unset: as recorded
   int profiling_passes = 5;        // the full counter set on the H200

@@ -28,9 +28,10 @@ RecordedCosts RecordedCosts::of(const Recording& recording) {
 }
 
 namespace {
-// The part of a test's cost that is compiling: the recorded compile, the typical one where a
-// recording holds no costs of its own, and none where its framework times include
-// compiling (KTT's: they cannot be split).
+// The part of a test's cost that is compiling: the recorded compile (or, with
+// CompileTimes::Mean, the mean of the recorded configurations with its outcome), the typical
+// one where a recording holds no costs of its own, and none where its framework times
+// include compiling (KTT's: they cannot be split).
 double compile_cost_ms(const Recording& recording, ConfigIndex config, const CostModel& cost,
                        const RecordedCosts& recorded_costs) {
   if (recording.status(config) == Status::Skipped) return 0;
