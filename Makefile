@@ -44,9 +44,14 @@ sanitize-configure: setup
 	  -DCMAKE_CXX_COMPILER=clang++ -DSTEER_SANITIZE=ON -DSTEER_FUZZ=ON \
 	  -DSTEER_BUILD_BENCHMARKS=OFF $(SANITIZE_DEBUG_FLAGS) $(CMAKE_FLAGS) >/dev/null
 
+# intercept_tls_get_addr=0: up to LLVM 16 the runtime's __tls_get_addr interceptor can take a
+# dynamic TLS block (PoCL's LLVM has many) that lands 16 bytes into a page for a pre-2.25 glibc
+# header, and LeakSanitizer's tracer then dies at exit reading the bogus range it reads there
+# ("Tracer caught signal 11"), failing a test that passed.
 test-sanitize: sanitize-configure
 	cmake --build $(SANITIZE_BUILD) -j $(JOBS)
-	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizer/lsan.supp:print_suppressions=0 \
+	ASAN_OPTIONS=intercept_tls_get_addr=0 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizer/lsan.supp:print_suppressions=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(SANITIZE_BUILD) --output-on-failure -j $(JOBS) -LE long
 
 fuzz: sanitize-configure

@@ -108,7 +108,7 @@ TEST(TuneEndToEnd, KillNineThenResumeLosesNoFinishedTestAndDuplicatesNone) {
   for (const steer::Result& r : before) before_times[r.key()] = r.time.median_ms;
 
   Output resumed = run_steer(arguments + " --json");
-  ASSERT_EQ(resumed.exit_code, 0);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   auto summary = nlohmann::json::parse(resumed.output);
   EXPECT_EQ(summary["tests"], 60);
 
