@@ -318,7 +318,7 @@ class BayesSearcher final : public Searcher {
 
   void start(const Space& space) override {
     space_ = &space;
-    source_first_.reset();
+    source_first_.clear();
     parameter_dims_ = options_.parameter_weight > 0 ? space.parameters().size() : 0;
     counter_features_.clear();
     prior_.clear();
@@ -336,7 +336,7 @@ class BayesSearcher final : public Searcher {
       for (std::size_t i = 0; i < order.size() && first.size() < options_.source_first; ++i) {
         first.push_back(order[i].second);
       }
-      if (!first.empty() && options_.design_stop && options_.source_prior > 0) source_first_ = first.front();
+      if (options_.design_stop && options_.source_prior > 0) source_first_ = first;
       if (options_.source_weight > 0) counter_features_.push_back(source_feature(order, space.size()));
       if (options_.source_prior > 0) {
         prior_ = prior_shape(order, space.size());
@@ -398,10 +398,10 @@ class BayesSearcher final : public Searcher {
         if (devices_ == 1) return out;
         continue;
       }
-      if (source_first_ && devices_ == 1 && next_initial_ >= options_.source_first + 1) {
+      if (!source_first_.empty() && devices_ == 1 && next_initial_ >= source_first_.size() + 1) {
         if (memory_.pending() > 0 || !out.empty()) break;  // judged when both are measured
         if (source_led()) initial_.resize(next_initial_);
-        source_first_.reset();
+        source_first_.clear();
         continue;
       }
       if (memory_.seen(initial_[next_initial_])) {  // drawn by the reaction as well
@@ -459,13 +459,14 @@ class BayesSearcher final : public Searcher {
   // Whether a profiled design point's reaction draws the rest of the design (reaction_draws).
   bool reacts() const { return options_.reaction_draws > 0 && options_.counter_model != nullptr; }
 
-  // Whether the source's fastest, tested first, was faster than every other test so far
-  // (design_stop).
+  // Whether the source's fastest, tested first (source_first of them), ran faster than every
+  // other test so far (design_stop).
   bool source_led() const {
     double source = std::numeric_limits<double>::infinity();  // a failure never leads
     double others = std::numeric_limits<double>::infinity();
     for (const auto& [cost, c] : measured_) {
-      double& fastest = c == *source_first_ ? source : others;
+      const bool of_source = std::find(source_first_.begin(), source_first_.end(), c) != source_first_.end();
+      double& fastest = of_source ? source : others;
       fastest = std::min(fastest, cost);
     }
     return source < others;
@@ -1097,7 +1098,7 @@ class BayesSearcher final : public Searcher {
   std::vector<std::vector<float>> counter_features_;  // [counter][ConfigIndex], in [0, 1]
   std::vector<float> prior_;                    // the prior mean's shape per configuration (source_prior)
   std::vector<ConfigIndex> source_fastest_;     // the source's fastest, candidates (source_prior)
-  std::optional<ConfigIndex> source_first_;     // the source's fastest, until design_stop has judged it
+  std::vector<ConfigIndex> source_first_;       // the source's fastest, until design_stop has judged them
   std::size_t dims_ = 0;
   search::Memory memory_;
   std::vector<ConfigIndex> initial_;

@@ -228,6 +228,36 @@ TEST(GuidedSearcher, DropsTheRestOfItsDesignWhenTheSourcesFastestLeads) {
   std::filesystem::remove(model);
 }
 
+// With several of the source's fastest tested first (source_first), the design is judged by
+// the fastest of them: the first made slow, the second still leads the design point, and the
+// rest of the design is dropped.
+TEST(GuidedSearcher, AnyOfTheSourcesFastestTestedFirstCanLeadTheDesign) {
+  const Recording tuned = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
+  const std::string source = (kData / "ktt/coulomb_gtx1070.ktt.json.gz").string();
+  const std::filesystem::path model = tree_model_of(source);
+  auto guided = [&](bool stop) {
+    return make_searcher("guided", {.seed = 1,
+                                    .model_path = model.string(),
+                                    .settings = {{"source", source},
+                                                 {"source_first", "2"},
+                                                 {"design_stop", stop ? "true" : "false"}}});
+  };
+  const Route kept = drive(*guided(false), tuned.space(), 1, 4, [&](ConfigIndex c) { return tuned.replay(c); });
+  ASSERT_EQ(kept.order.size(), 4u);
+  ASSERT_LT(tuned.runtime_ms(kept.order[1]), tuned.runtime_ms(kept.order[2])) << "the source's second leads here";
+  auto first_slow = [&](ConfigIndex c) {
+    Result r = tuned.replay(c);
+    if (c == kept.order[0]) r.time.median_ms *= 100;
+    return r;
+  };
+  const Route slow_kept = drive(*guided(false), tuned.space(), 1, 4, first_slow);
+  const Route stopped = drive(*guided(true), tuned.space(), 1, 4, first_slow);
+  EXPECT_EQ(std::vector<ConfigIndex>(stopped.order.begin(), stopped.order.begin() + 3),
+            std::vector<ConfigIndex>(kept.order.begin(), kept.order.begin() + 3));
+  EXPECT_NE(stopped.order[3], slow_kept.order[3]) << "the design's second point is dropped";
+  std::filesystem::remove(model);
+}
+
 // With a source that ranks the tuned GPU's configurations much as it does (pnpoly on the RTX
 // 2080 Ti for the RTX 3090), the source's runtimes as the model's prior mean lead it to the
 // tuned GPU's best within a few tens of tests; the model alone, with the source's runtime as
