@@ -258,6 +258,45 @@ TEST(GuidedSearcher, AnyOfTheSourcesFastestTestedFirstCanLeadTheDesign) {
   std::filesystem::remove(model);
 }
 
+// Tuning for time, expected improvement keeps a wider margin (xi_unproven) while no source
+// has proved itself: without a source it is the margin throughout; with one, it holds until
+// design_stop has judged the source, and the source's fastest leading the design point narrows
+// it to xi.
+TEST(GuidedSearcher, ExploresMoreWhileNoSourceHasProvedItself) {
+  const Recording tuned = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
+  const std::string source = (kData / "ktt/coulomb_gtx1070.ktt.json.gz").string();
+  const std::filesystem::path model = tree_model_of(source);
+  auto route = [&](std::map<std::string, std::string> settings, const auto& replay) {
+    settings.emplace("xi", "0.01");
+    auto guided = make_searcher("guided", {.seed = 3, .model_path = model.string(), .settings = settings});
+    return drive(*guided, tuned.space(), 1, 40, replay).order;
+  };
+  auto replay = [&](ConfigIndex c) { return tuned.replay(c); };
+  // No source: the unproven margin is the margin, and xi plays no part.
+  const auto wide = route({{"xi_unproven", "0.5"}}, replay);
+  EXPECT_EQ(wide, route({{"xi", "0.3"}, {"xi_unproven", "0.5"}}, replay));
+  EXPECT_NE(wide, route({{"xi_unproven", "0.01"}}, replay)) << "the margin matters on this recording";
+
+  // A source whose fastest leads (as it does here): xi from the model's first choice on.
+  const std::map<std::string, std::string> with_source = {{"source", source}};
+  auto with = [&](const std::string& unproven) {
+    auto settings = with_source;
+    settings.emplace("xi_unproven", unproven);
+    return settings;
+  };
+  EXPECT_EQ(route(with("0.5"), replay), route(with("0.01"), replay));
+
+  // The same source's fastest made the slowest of all: the wide margin stays.
+  const ConfigIndex sources_fastest = route(with("0.01"), replay).front();
+  auto misled = [&](ConfigIndex c) {
+    Result r = tuned.replay(c);
+    if (c == sources_fastest) r.time.median_ms *= 100;
+    return r;
+  };
+  EXPECT_NE(route(with("0.5"), misled), route(with("0.01"), misled));
+  std::filesystem::remove(model);
+}
+
 // With a source that ranks the tuned GPU's configurations much as it does (pnpoly on the RTX
 // 2080 Ti for the RTX 3090), the source's runtimes as the model's prior mean lead it to the
 // tuned GPU's best within a few tens of tests; the model alone, with the source's runtime as
