@@ -370,9 +370,8 @@ class BayesSearcher final : public Searcher {
     choices_ = 0;
     // A source's prior mean that design_stop will not judge is trusted at once; otherwise the
     // unproven margin holds until design_stop finds the source's fastest ahead.
-    xi_ = source_first_.empty() && options_.source_prior > 0 && options_.source ? options_.xi
-          : options_.xi_unproven >= 0                                            ? options_.xi_unproven
-                                                                                 : options_.xi;
+    const bool trusted = options_.source && options_.source_prior > 0 && source_first_.empty();
+    xi_ = trusted || options_.xi_unproven < 0 ? options_.xi : options_.xi_unproven;
     next_fit_ = std::max<std::size_t>(options_.fit_from, options_.initial_samples);
     measured_.clear();
     test_costs_ = {};

@@ -85,6 +85,24 @@ Route drive(Searcher& searcher, const Space& space, std::size_t batch, std::size
   return run;
 }
 
+// A recording's replay with one configuration 100 times slower: on the tuned GPU a source's
+// fastest that is among the slowest of all.
+auto replay_slowing(const Recording& tuned, ConfigIndex slowed) {
+  return [&tuned, slowed](ConfigIndex c) {
+    Result r = tuned.replay(c);
+    if (c == slowed) r.time.median_ms *= 100;
+    return r;
+  };
+}
+
+// guided with a source recording, design_stop on or off, and further settings.
+std::unique_ptr<Searcher> guided_with_source(const std::filesystem::path& model, const std::string& source,
+                                             bool design_stop, std::map<std::string, std::string> settings = {}) {
+  settings.emplace("source", source);
+  settings.emplace("design_stop", design_stop ? "true" : "false");
+  return make_searcher("guided", {.seed = 1, .model_path = model.string(), .settings = std::move(settings)});
+}
+
 Result grid_result(const Space& space, ConfigIndex c) {
   Result r;
   r.config_index = c;
@@ -196,11 +214,7 @@ TEST(GuidedSearcher, DropsTheRestOfItsDesignWhenTheSourcesFastestLeads) {
   const Recording tuned = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
   const std::string source = (kData / "ktt/coulomb_gtx1070.ktt.json.gz").string();
   const std::filesystem::path model = tree_model_of(source);
-  auto guided = [&](bool stop) {
-    return make_searcher("guided", {.seed = 1,
-                                    .model_path = model.string(),
-                                    .settings = {{"source", source}, {"design_stop", stop ? "true" : "false"}}});
-  };
+  auto guided = [&](bool stop) { return guided_with_source(model, source, stop); };
   auto replay = [&](ConfigIndex c) { return tuned.replay(c); };
   const Route kept = drive(*guided(false), tuned.space(), 1, 3, replay);
   ASSERT_EQ(kept.order.size(), 3u);
@@ -211,11 +225,7 @@ TEST(GuidedSearcher, DropsTheRestOfItsDesignWhenTheSourcesFastestLeads) {
   EXPECT_NE(stopped.order[2], kept.order[2]) << "the design's second point is dropped";
 
   // The same source's fastest made the slowest of all: the design stays.
-  auto misled = [&](ConfigIndex c) {
-    Result r = tuned.replay(c);
-    if (c == kept.order[0]) r.time.median_ms *= 100;
-    return r;
-  };
+  const auto misled = replay_slowing(tuned, kept.order[0]);
   EXPECT_EQ(drive(*guided(true), tuned.space(), 1, 3, misled).order, drive(*guided(false), tuned.space(), 1, 3, misled).order);
 
   auto waiting = guided(true);
@@ -235,21 +245,11 @@ TEST(GuidedSearcher, AnyOfTheSourcesFastestTestedFirstCanLeadTheDesign) {
   const Recording tuned = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
   const std::string source = (kData / "ktt/coulomb_gtx1070.ktt.json.gz").string();
   const std::filesystem::path model = tree_model_of(source);
-  auto guided = [&](bool stop) {
-    return make_searcher("guided", {.seed = 1,
-                                    .model_path = model.string(),
-                                    .settings = {{"source", source},
-                                                 {"source_first", "2"},
-                                                 {"design_stop", stop ? "true" : "false"}}});
-  };
+  auto guided = [&](bool stop) { return guided_with_source(model, source, stop, {{"source_first", "2"}}); };
   const Route kept = drive(*guided(false), tuned.space(), 1, 4, [&](ConfigIndex c) { return tuned.replay(c); });
   ASSERT_EQ(kept.order.size(), 4u);
   ASSERT_LT(tuned.runtime_ms(kept.order[1]), tuned.runtime_ms(kept.order[2])) << "the source's second leads here";
-  auto first_slow = [&](ConfigIndex c) {
-    Result r = tuned.replay(c);
-    if (c == kept.order[0]) r.time.median_ms *= 100;
-    return r;
-  };
+  const auto first_slow = replay_slowing(tuned, kept.order[0]);
   const Route slow_kept = drive(*guided(false), tuned.space(), 1, 4, first_slow);
   const Route stopped = drive(*guided(true), tuned.space(), 1, 4, first_slow);
   EXPECT_EQ(std::vector<ConfigIndex>(stopped.order.begin(), stopped.order.begin() + 3),
@@ -287,12 +287,7 @@ TEST(GuidedSearcher, ExploresMoreWhileNoSourceHasProvedItself) {
   EXPECT_EQ(route(with("0.5"), replay), route(with("0.01"), replay));
 
   // The same source's fastest made the slowest of all: the wide margin stays.
-  const ConfigIndex sources_fastest = route(with("0.01"), replay).front();
-  auto misled = [&](ConfigIndex c) {
-    Result r = tuned.replay(c);
-    if (c == sources_fastest) r.time.median_ms *= 100;
-    return r;
-  };
+  const auto misled = replay_slowing(tuned, route(with("0.01"), replay).front());
   EXPECT_NE(route(with("0.5"), misled), route(with("0.01"), misled));
   std::filesystem::remove(model);
 }
