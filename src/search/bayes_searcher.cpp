@@ -35,6 +35,7 @@
 #include <memory>
 #include <numbers>
 #include <numeric>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -109,7 +110,8 @@ struct BayesOptions {
   bool design_stop = false;
   // > 0: the design's points after the first (and after the source's fastest) are spread in
   // feature space: each the farthest from those before it among this many random
-  // configurations. 0: the Latin hypercube (or random sample) as drawn.
+  // configurations; the reaction's draws (reaction_draws) likewise, each the farthest of this
+  // many it drew. 0: the Latin hypercube (or random sample) and the reaction's draws as drawn.
   std::uint64_t spread = 0;
   // With reaction_draws > 0 (and a model): the first design point (after the source's fastest)
   // is profiled, and the expert
@@ -364,7 +366,7 @@ class BayesSearcher final : public Searcher {
       initial_ = std::move(first);
     }
     scale_.clear();  // features() below: unscaled
-    // Where the reaction to a profiled design point draws the rest of the design, nothing is spread.
+    // Where the reaction to a profiled design point draws the rest of the design, it spreads its draws.
     if (options_.spread > 0 && !reacts()) spread_design(fixed);
     next_initial_ = 0;
     choices_ = 0;
@@ -609,31 +611,20 @@ class BayesSearcher final : public Searcher {
   // points whose features nearly coincide teach the model one thing twice. Of a few, not of
   // many: the farthest of the whole space are its extremes, often its slowest configurations.
   void spread_design(std::size_t fixed) {
-    std::vector<double> candidate(dims_), before(dims_);
     std::vector<double> chosen_x;  // features of initial_[0 .. i), row by row
+    std::vector<ConfigIndex> candidates;
     for (std::size_t i = 0; i < initial_.size(); ++i) {
       if (i >= fixed) {
-        double farthest = -1;
+        candidates.clear();
         for (ConfigIndex c : space_->sample(random_.engine(), std::min<std::uint64_t>(space_->size(), options_.spread))) {
-          if (std::find(initial_.begin(), initial_.begin() + static_cast<std::ptrdiff_t>(i), c) !=
+          if (std::find(initial_.begin(), initial_.begin() + static_cast<std::ptrdiff_t>(i), c) ==
               initial_.begin() + static_cast<std::ptrdiff_t>(i)) {
-            continue;
+            candidates.push_back(c);
           }
-          features(c, candidate.data());
-          double nearest = std::numeric_limits<double>::infinity();
-          for (std::size_t j = 0; j < i; ++j) {
-            double d = 0;
-            for (std::size_t k = 0; k < dims_; ++k) {
-              const double delta = candidate[k] - chosen_x[j * dims_ + k];
-              d += delta * delta;
-            }
-            nearest = std::min(nearest, d);
-          }
-          if (nearest > farthest) farthest = nearest, initial_[i] = c;
         }
+        if (!candidates.empty()) initial_[i] = farthest_from(candidates, chosen_x);
       }
-      features(initial_[i], before.data());
-      chosen_x.insert(chosen_x.end(), before.begin(), before.end());
+      append_features(initial_[i], chosen_x);
     }
     // A draw can repeat a later point of the design: keep the first of each.
     std::vector<ConfigIndex> distinct;
@@ -641,6 +632,30 @@ class BayesSearcher final : public Searcher {
       if (std::find(distinct.begin(), distinct.end(), c) == distinct.end()) distinct.push_back(c);
     }
     initial_ = std::move(distinct);
+  }
+
+  // Of `candidates`, the one farthest in feature space from the points whose features `chosen`
+  // holds row by row, the nearest of them counting.
+  ConfigIndex farthest_from(std::span<const ConfigIndex> candidates, const std::vector<double>& chosen) {
+    std::vector<double> x(dims_);
+    double farthest = -1;
+    ConfigIndex pick = candidates.front();
+    for (ConfigIndex c : candidates) {
+      features(c, x.data());
+      double nearest = std::numeric_limits<double>::infinity();
+      for (std::size_t row = 0; row < chosen.size(); row += dims_) {
+        double d = 0;
+        for (std::size_t k = 0; k < dims_; ++k) d += (x[k] - chosen[row + k]) * (x[k] - chosen[row + k]);
+        nearest = std::min(nearest, d);
+      }
+      if (nearest > farthest) farthest = nearest, pick = c;
+    }
+    return pick;
+  }
+
+  void append_features(ConfigIndex c, std::vector<double>& rows) {
+    rows.resize(rows.size() + dims_);
+    features(c, rows.data() + rows.size() - dims_);
   }
 
   // The reaction to the profiled design point draws the next initial samples, in place of as
@@ -660,8 +675,21 @@ class BayesSearcher final : public Searcher {
     search::score_configurations(terms, profiled.config_index, scores);
     const double total = search::normalise_scores(scores, explored, options_.normalisation, weights);
     if (!(total > 0)) return;
+    // Spread as the design is: each draw the farthest in feature space from the tests before
+    // it of `spread` the reaction drew. The reaction alone bunches its draws where its terms
+    // score highest; spread, they probe that direction more widely (docs/searchers.md).
+    const std::size_t group = std::max<std::size_t>(options_.spread, 1);
+    const std::vector<std::uint64_t> pool =
+        search::weighted_draws(weights, total, options_.reaction_draws * group, random_);
+    std::vector<double> chosen_x;
+    for (std::size_t i = 0; i < next_initial_; ++i) append_features(initial_[i], chosen_x);
     std::vector<ConfigIndex> drawn;
-    for (std::uint64_t c : search::weighted_draws(weights, total, options_.reaction_draws, random_)) drawn.push_back(c);
+    for (std::size_t from = 0; from < pool.size(); from += group) {
+      const std::vector<ConfigIndex> candidates(pool.begin() + static_cast<std::ptrdiff_t>(from),
+                                                pool.begin() + static_cast<std::ptrdiff_t>(std::min(pool.size(), from + group)));
+      drawn.push_back(farthest_from(candidates, chosen_x));
+      append_features(drawn.back(), chosen_x);
+    }
     explanations_.back().next = drawn;
     std::vector<ConfigIndex> rest(initial_.begin() + static_cast<std::ptrdiff_t>(next_initial_), initial_.end());
     initial_.resize(next_initial_);

@@ -341,6 +341,49 @@ TEST(GuidedSearcher, WithReactionDrawsProfilesTheFirstTestAndWaitsForIt) {
   std::filesystem::remove(model);
 }
 
+// The reaction alone bunches its draws where its terms score highest; spread as the design is
+// (each the farthest in the features from the tests before it, of `spread` the reaction drew),
+// they probe that direction more widely.
+TEST(GuidedSearcher, SpreadsTheReactionsDrawsOverThePredictedCounters) {
+  const Recording recording = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
+  const std::filesystem::path model = tree_model_of((kData / "ktt/coulomb_rtx2080.ktt.json.gz").string());
+  const PredictedCounters predicted = CounterModel::load(model).predict(recording.space());
+  // Distance in the predicted counters, each scaled to its range over the space.
+  auto distance = [&](ConfigIndex a, ConfigIndex b) {
+    double sum = 0;
+    for (const std::vector<float>& v : predicted.values) {
+      const auto [low, high] = std::minmax_element(v.begin(), v.end());
+      if (*high > *low) sum += std::pow((v[a] - v[b]) / (*high - *low), 2);
+    }
+    return std::sqrt(sum);
+  };
+  auto closest_pair_drawn = [&](const std::string& spread, std::uint64_t seed) {
+    auto searcher = make_searcher("guided", {.seed = seed,
+                                             .model_path = model.string(),
+                                             .settings = {{"reaction_draws", "3"}, {"compute_bound", "true"}, {"spread", spread}}});
+    searcher->start(recording.space());
+    const std::vector<Proposal> profiled = searcher->propose(8);
+    EXPECT_EQ(profiled.size(), 1u);
+    searcher->observe(recording.replay(profiled[0].config));
+    const std::vector<Proposal> drawn = searcher->propose(8);
+    EXPECT_GE(drawn.size(), 3u);
+    std::vector<ConfigIndex> points{profiled[0].config};
+    for (std::size_t i = 0; i < 3 && i < drawn.size(); ++i) points.push_back(drawn[i].config);
+    double closest = INFINITY;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) closest = std::min(closest, distance(points[i], points[j]));
+    }
+    return closest;
+  };
+  double spread = 0, drawn = 0;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    spread += closest_pair_drawn("5", seed) / 20;
+    drawn += closest_pair_drawn("0", seed) / 20;
+  }
+  EXPECT_GT(spread, 1.3 * drawn) << "mean distance of the closest two of the profiled test and its draws";
+  std::filesystem::remove(model);
+}
+
 TEST(GuidedSearcher, ForObjectivesOtherThanTimeProfilesItsFirstTestByDefault) {
   const Recording recording = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
   const std::filesystem::path model = tree_model_of((kData / "ktt/coulomb_rtx2080.ktt.json.gz").string());
