@@ -679,15 +679,13 @@ class BayesSearcher final : public Searcher {
     // it of `spread` the reaction drew. The reaction alone bunches its draws where its terms
     // score highest; spread, they probe that direction more widely (docs/searchers.md).
     const std::size_t group = std::max<std::size_t>(options_.spread, 1);
-    const std::vector<std::uint64_t> pool =
+    const std::vector<ConfigIndex> pool =
         search::weighted_draws(weights, total, options_.reaction_draws * group, random_);
     std::vector<double> chosen_x;
     for (std::size_t i = 0; i < next_initial_; ++i) append_features(initial_[i], chosen_x);
     std::vector<ConfigIndex> drawn;
     for (std::size_t from = 0; from < pool.size(); from += group) {
-      const std::vector<ConfigIndex> candidates(pool.begin() + static_cast<std::ptrdiff_t>(from),
-                                                pool.begin() + static_cast<std::ptrdiff_t>(std::min(pool.size(), from + group)));
-      drawn.push_back(farthest_from(candidates, chosen_x));
+      drawn.push_back(farthest_from(std::span(pool).subspan(from, std::min(group, pool.size() - from)), chosen_x));
       append_features(drawn.back(), chosen_x);
     }
     explanations_.back().next = drawn;
