@@ -14,6 +14,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "search/source_recording.hpp"
 #include "steer/error.hpp"
 #include "steer/model.hpp"
 #include "steer/recording.hpp"
@@ -469,6 +470,37 @@ TEST(GuidedSearcher, SpreadsItsDesignOverThePredictedCounters) {
     drawn += closest_pair({{"spread", "0"}}, seed) / 40;
   }
   EXPECT_GT(spread, 1.5 * drawn) << "mean distance of the closest two design points in log(1 + A*B)";
+}
+
+// Tuning for time with a source, the design's points come from the configurations the source
+// ran in its faster half (design_share 0.5): a slow test costs its runtime, and a source ranks
+// the tuned space's halves better than chance even where its fastest misleads. 1 draws them
+// from the whole space.
+TEST(GuidedSearcher, DrawsItsDesignFromTheSourcesFasterHalf) {
+  const Recording tuned = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
+  const std::string source = (kData / "ktt/coulomb_gtx1070.ktt.json.gz").string();
+  const std::filesystem::path model = tree_model_of(source);
+  const auto order = search::source_order(tuned.space(), Recording::load(source));
+  std::map<ConfigIndex, std::size_t> rank;
+  for (std::size_t i = 0; i < order.size(); ++i) rank[order[i].second] = i;
+  const std::size_t half = (order.size() + 1) / 2;
+  auto slower_half = [&](std::map<std::string, std::string> settings) {
+    std::size_t slow = 0;
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+      settings.emplace("source", source);
+      settings.emplace("design_stop", "false");  // the whole design, proposed at once
+      auto guided = make_searcher("guided", {.seed = seed, .model_path = model.string(), .settings = settings});
+      guided->start(tuned.space());
+      const std::vector<Proposal> design = guided->propose(8);
+      EXPECT_EQ(design.size(), 3u);
+      EXPECT_EQ(design.front().config, order.front().second) << "the source's fastest first";
+      for (std::size_t i = 1; i < design.size(); ++i) slow += !rank.contains(design[i].config) || rank[design[i].config] >= half ? 1 : 0;
+    }
+    return slow;
+  };
+  EXPECT_EQ(slower_half({}), 0u) << "design points in the source's slower half, of 40";
+  EXPECT_GT(slower_half({{"design_share", "1"}}), 10u) << "of 40 drawn from the whole space";
+  std::filesystem::remove(model);
 }
 
 TEST(GuidedSearcher, NeedsAModel) {
