@@ -7,7 +7,7 @@ median curves, --plot draws them (matplotlib).
 
   python3 scripts/bench/live_summary.py DIR --kernel gemm --best-ms 3.587 [--within 1.02]
       [--times 5,10,20,30,45,60] [--csv curves.csv] [--plot curves.png]
-      [--energy | --weighted ALPHA --time-ms T --energy-j E]
+      [--energy | --weighted ALPHA --time-ms T --energy-j E] [--best-config INDEX]
 
 --energy: tunings for energy (TUNE_ARGS="--objective energy"); the least energy per launch so
 far, read from each tuning's store, and --best-ms is the space's least energy in J.
@@ -16,6 +16,11 @@ far, read from each tuning's store, and --best-ms is the space's least energy in
 ALPHA·t/T + (1−ALPHA)·e/E from each tuning's store, T and E the recording's least runtime and
 energy (fixed, so that every tuning is scored alike), and --best-ms the recording's least of
 that mix.
+
+--best-config INDEX: also a table of how many seeds had tested that configuration (the
+space's best, by its index in the space) by each time, read from each tuning's store. Runtimes
+measured live scatter by a few tenths of a per cent, so near the best a median of runtimes
+tells searchers apart by noise; having tested the best configuration does not.
 """
 import argparse
 import glob
@@ -55,6 +60,19 @@ def read_energy(log, store, value=lambda ms, joules: joules):
     return points
 
 
+def found_at(log, store, config):
+    """Seconds since launch when the tuning first tested `config`, or None."""
+    import sqlite3
+    times = [when for when, _ in read_log(log)]
+    with sqlite3.connect(store) as db:
+        sequences = [row[0] for row in db.execute("SELECT sequence FROM tests ORDER BY sequence")]
+        first = db.execute("SELECT MIN(sequence) FROM tests WHERE config_index = ?", (config,)).fetchone()[0]
+    if first is None:
+        return None
+    position = sequences.index(first)  # the log has a line per test, in the store's order
+    return times[position] if position < len(times) else None
+
+
 def best_at(points, t):
     best = None
     for when, b in points:
@@ -88,13 +106,15 @@ def main():
     ap.add_argument("--energy-j", type=float, help="with --weighted: the recording's least energy E")
     ap.add_argument("--within", type=float, default=1.02)
     ap.add_argument("--times", default="5,10,20,30,45,60")
+    ap.add_argument("--best-config", type=int, metavar="INDEX",
+                    help="also count, per time, the seeds that had tested this configuration")
     ap.add_argument("--csv")
     ap.add_argument("--plot")
     args = ap.parse_args()
     if args.weighted is not None and (args.time_ms is None or args.energy_j is None):
         ap.error("--weighted needs --time-ms and --energy-j")
     times = [float(t) for t in args.times.split(",")]
-    runs = {}
+    runs, logs = {}, {}
     for path in sorted(glob.glob(os.path.join(args.dir, f"{args.kernel}_*_*.log"))):
         searcher, seed = os.path.basename(path)[len(args.kernel) + 1:-4].rsplit("_", 1)
         if args.weighted is not None:
@@ -106,6 +126,7 @@ def main():
         else:
             points = read_log(path)
         runs.setdefault(searcher, {})[int(seed)] = points
+        logs.setdefault(searcher, {})[int(seed)] = path
     if not runs:
         sys.exit(f"live_summary.py: no {args.kernel}_*_*.log in {args.dir}")
     target = args.within * args.best_ms
@@ -132,6 +153,17 @@ def main():
         curves[searcher] = []
         for t in grid:
             curves[searcher].append(median_best(seeds, t))
+    if args.best_config is not None:
+        print()
+        print(f"Seeds that had tested configuration {args.best_config} by each time:")
+        print()
+        print("| searcher | " + " | ".join(f"{t:g} s" for t in times) + " | when (s, per seed) |")
+        print("|---|" + "---:|" * len(times) + "---|")
+        for searcher, paths in logs.items():
+            found = [found_at(path, path[:-4] + ".db", args.best_config) for _, path in sorted(paths.items())]
+            counts = [str(sum(1 for f in found if f is not None and f <= t)) for t in times]
+            when = ", ".join(f"{f:.1f}" if f is not None else "never" for f in found)
+            print(f"| {searcher} | " + " | ".join(counts) + f" | {when} |")
     if args.csv:
         with open(args.csv, "w") as f:
             f.write("seconds," + ",".join(curves) + "\n")
