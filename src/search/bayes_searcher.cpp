@@ -351,6 +351,9 @@ class BayesSearcher final : public Searcher {
       if (options_.design_share < 1 && options_.source_prior > 0) {
         const auto share = static_cast<std::size_t>(std::ceil(options_.design_share * static_cast<double>(order.size())));
         for (std::size_t i = first.size(); i < std::min(share, order.size()); ++i) design_pool_.push_back(order[i].second);
+        // A source that holds too few of the tuned configurations to draw `spread` of them
+        // from its share ranks too little of the space: the design is drawn from all of it.
+        if (design_pool_.size() < std::max<std::uint64_t>(options_.spread, 2)) design_pool_.clear();
       }
       if (options_.source_weight > 0) counter_features_.push_back(source_feature(order, space.size()));
       if (options_.source_prior > 0) {

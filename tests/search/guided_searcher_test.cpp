@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -501,6 +502,33 @@ TEST(GuidedSearcher, DrawsItsDesignFromTheSourcesFasterHalf) {
   EXPECT_EQ(slower_half({}), 0u) << "design points in the source's slower half, of 40";
   EXPECT_GT(slower_half({{"design_share", "1"}}), 10u) << "of 40 drawn from the whole space";
   std::filesystem::remove(model);
+}
+
+// A source that holds only a few of the tuned configurations (here 6 of 400) ranks too little
+// of the space to draw the design from its faster half: the design comes from the whole space.
+TEST(GuidedSearcher, DrawsItsDesignFromTheWholeSpaceWhereTheSourceHoldsFew) {
+  const Space space = grid_space();
+  const std::filesystem::path source =
+      std::filesystem::temp_directory_path() / ("steer_guided_small_source_" + std::to_string(getpid()) + ".json");
+  std::ofstream(source) << R"({"device_name": "X", "kernel_name": "k", "problem_size": 1,
+"tune_params_keys": ["A", "B"], "tune_params": {"A": [9, 10, 3], "B": [10, 9, 15]}, "objective": "time",
+"cache": {"9,10": {"A": 9, "B": 10, "time": 1.0}, "10,9": {"A": 10, "B": 9, "time": 1.1},
+"3,15": {"A": 3, "B": 15, "time": 1.2}, "9,9": {"A": 9, "B": 9, "time": 2.0},
+"10,10": {"A": 10, "B": 10, "time": 2.1}, "3,10": {"A": 3, "B": 10, "time": 3.0}}})";
+  std::set<ConfigIndex> held;
+  for (const auto& [runtime, c] : search::source_order(space, Recording::load(source))) held.insert(c);
+  ASSERT_EQ(held.size(), 6u);
+  std::size_t elsewhere = 0;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    auto guided = make_searcher("guided", {.seed = seed, .model_path = grid_model(),
+                                           .settings = {{"source", source.string()}, {"design_stop", "false"}}});
+    guided->start(space);
+    const std::vector<Proposal> design = guided->propose(8);
+    ASSERT_EQ(design.size(), 3u);
+    for (std::size_t i = 1; i < design.size(); ++i) elsewhere += held.contains(design[i].config) ? 0 : 1;
+  }
+  EXPECT_GT(elsewhere, 30u) << "of 40 design points, outside the 6 the source holds";
+  std::filesystem::remove(source);
 }
 
 TEST(GuidedSearcher, NeedsAModel) {
