@@ -91,6 +91,10 @@ struct BayesOptions {
   std::shared_ptr<const CounterModel> counter_model;
   double counter_weight = 1.0;    // the counters' feature range, over sqrt(counters), relative to a parameter's
   double parameter_weight = 1.0;  // a parameter's feature range (0: the predicted counters alone)
+  // >= 0: the range of a parameter the model cannot tell apart, one it was not trained on or
+  // with values of the tuned space it never saw (its predictions are the same, or guesses,
+  // along it), in place of parameter_weight.
+  double unmodelled_weight = -1;
   // With a source recording (another GPU's or input's): its fastest configurations are
   // tested first, and its runtimes are a feature.
   std::shared_ptr<const Recording> source;
@@ -330,7 +334,15 @@ class BayesSearcher final : public Searcher {
     space_ = &space;
     source_first_.clear();
     design_pool_.clear();
-    parameter_dims_ = options_.parameter_weight > 0 ? space.parameters().size() : 0;
+    parameter_weights_.assign(space.parameters().size(), options_.parameter_weight);
+    if (options_.counter_model && options_.unmodelled_weight >= 0) {
+      for (std::size_t p = 0; p < parameter_weights_.size(); ++p) {
+        if (!modelled(space.parameters()[p])) parameter_weights_[p] = options_.unmodelled_weight;
+      }
+    }
+    parameter_dims_ = std::any_of(parameter_weights_.begin(), parameter_weights_.end(), [](double w) { return w > 0; })
+                          ? space.parameters().size()
+                          : 0;
     counter_features_.clear();
     prior_.clear();
     source_fastest_.clear();
@@ -482,6 +494,19 @@ class BayesSearcher final : public Searcher {
  private:
   static constexpr double kFirstNugget = 1e-6;
 
+  // Whether the counter model was trained on `parameter` with every value the tuned space
+  // gives it (more than one), so that its predictions can tell configurations apart along it.
+  bool modelled(const Parameter& parameter) const {
+    for (const Parameter& trained : options_.counter_model->parameters()) {
+      if (trained.name != parameter.name) continue;
+      if (trained.values.size() < 2) return false;
+      return std::all_of(parameter.values.begin(), parameter.values.end(), [&](const Value& v) {
+        return std::find(trained.values.begin(), trained.values.end(), v) != trained.values.end();
+      });
+    }
+    return false;
+  }
+
   // Whether a profiled design point's reaction draws the rest of the design (reaction_draws).
   bool reacts() const { return options_.reaction_draws > 0 && options_.counter_model != nullptr; }
 
@@ -542,7 +567,7 @@ class BayesSearcher final : public Searcher {
       space_->value_indices(c, indices_);
       for (std::size_t p = 0; p < parameter_dims_; ++p) {
         const auto last = static_cast<double>(parameters[p].values.size() - 1);
-        x[p] = last > 0 ? indices_[p] / last * options_.parameter_weight / options_.lengthscale : 0.0;
+        x[p] = last > 0 ? indices_[p] / last * parameter_weights_[p] / options_.lengthscale : 0.0;
       }
     }
     // Over sqrt(features): a kernel's counters are many and move together (twice the loads,
@@ -1161,6 +1186,7 @@ class BayesSearcher final : public Searcher {
   std::vector<std::vector<float>> counter_features_;  // [counter][ConfigIndex], in [0, 1]
   std::vector<float> prior_;                    // the prior mean's shape per configuration (source_prior)
   std::vector<ConfigIndex> source_fastest_;     // the source's fastest, candidates (source_prior)
+  std::vector<double> parameter_weights_;       // each parameter's feature range (unmodelled_weight)
   std::vector<ConfigIndex> design_pool_;        // where the design is drawn from (design_share); empty: anywhere
   std::vector<ConfigIndex> source_first_;       // the source's fastest, until design_stop has judged them
   double xi_ = 0.01;                            // expected improvement's margin now (xi, xi_unproven)
@@ -1237,6 +1263,7 @@ std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOption
   bayes.fit_from = settings.integer("ard_from", bayes.fit_from, 2, 1'000'000);
   bayes.counter_weight = settings.number("counter_weight", bayes.counter_weight, 0, 1e6);
   bayes.parameter_weight = settings.number("parameter_weight", bayes.parameter_weight, 0, 1e6);
+  bayes.unmodelled_weight = settings.number("unmodelled_weight", bayes.unmodelled_weight, -1, 1e6);
   if (with_model) {
     bayes.xi_unproven = settings.number("xi_unproven", bayes.xi_unproven, 0, 1e6);
     bayes.source_first = settings.integer("source_first", bayes.source_first, 0, 1'000'000);
@@ -1285,6 +1312,8 @@ std::unique_ptr<Searcher> make_guided_searcher(const SearcherOptions& options) {
   guided.spread = 5;
   guided.design_share = 0.5;
   guided.parameter_weight = 0.1;
+  // ... but at full weight, as in `bayes`, a parameter the model cannot tell apart.
+  guided.unmodelled_weight = 1;
   guided.counter_weight = 2.5;
   guided.source_weight = 0.3;
   guided.lengthscale = 3;

@@ -531,6 +531,72 @@ TEST(GuidedSearcher, DrawsItsDesignFromTheWholeSpaceWhereTheSourceHoldsFew) {
   std::filesystem::remove(source);
 }
 
+// A parameter the model cannot tell apart counts at full weight, as in `bayes`, not at the small
+// weight of those whose effect the predicted counters carry. Here a tree model trained on A up
+// to 10 predicts every larger A as 10, while the fastest configurations (A * B = 300) need A of
+// 15 or more: only A's own feature leads there. Where the model covers every parameter, the
+// setting changes nothing.
+TEST(GuidedSearcher, WeighsAParameterTheModelCannotTellApartInFull) {
+  static const std::filesystem::path model =
+      std::filesystem::temp_directory_path() / ("steer_guided_short_model_" + std::to_string(getpid()) + ".json");
+  TrainingSet data;
+  SpaceDefinition trained;
+  std::vector<Value> to_10, to_20;
+  for (int v = 1; v <= 20; ++v) {
+    if (v <= 10) to_10.emplace_back(v);
+    to_20.emplace_back(v);
+  }
+  trained.add_parameter("A", to_10);
+  trained.add_parameter("B", to_20);
+  data.parameters = Space::build(trained).parameters();
+  data.counters = {"INST_INT"};
+  for (int a = 1; a <= 10; ++a) {
+    for (int b = 1; b <= 20; ++b) {
+      data.features.push_back({double(a), double(b)});
+      data.targets.push_back({double(a * b)});
+    }
+  }
+  data.provenance.device = "NVIDIA H200";
+  data.provenance.family = CounterFamily::VoltaPlus;
+  CounterModel::train(data, {.kind = ModelKind::Tree}).save(model);
+
+  const Space space = grid_space();
+  auto runtime = [&](ConfigIndex c) {
+    return 1.0 + std::abs(space.value(c, 0).as_double() * space.value(c, 1).as_double() - 300.0) / 10.0;
+  };
+  auto tests_to_fastest = [&](const std::map<std::string, std::string>& settings, std::uint64_t seed) {
+    auto searcher = make_searcher("guided", {.seed = seed, .model_path = model.string(), .settings = settings});
+    searcher->start(space);
+    for (std::size_t tests = 1; tests <= space.size(); ++tests) {
+      const std::vector<Proposal> next = searcher->propose(1);
+      if (next.empty()) break;
+      if (runtime(next.front().config) == 1.0) return tests;
+      Result r;
+      r.config_index = next.front().config;
+      r.status = Status::Ok;
+      r.time.median_ms = runtime(next.front().config);
+      searcher->observe(r);
+    }
+    return space.size() + 1;
+  };
+  std::vector<std::size_t> full, small;
+  for (std::uint64_t seed = 1; seed <= 15; ++seed) {
+    full.push_back(tests_to_fastest({}, seed));
+    small.push_back(tests_to_fastest({{"unmodelled_weight", "-1"}}, seed));
+  }
+  std::sort(full.begin(), full.end());
+  std::sort(small.begin(), small.end());
+  EXPECT_LT(full[7], small[7]) << "median tests to the fastest, A at full weight against at 0.1";
+  std::filesystem::remove(model);
+
+  // On the grid the model was trained on, every parameter is modelled: the same route.
+  auto route = [&](const std::map<std::string, std::string>& settings) {
+    auto searcher = make_searcher("guided", {.seed = 4, .model_path = grid_model(), .settings = settings});
+    return drive(*searcher, space, 1, 30, [&](ConfigIndex c) { return grid_result(space, c); }).order;
+  };
+  EXPECT_EQ(route({}), route({{"unmodelled_weight", "-1"}}));
+}
+
 TEST(GuidedSearcher, NeedsAModel) {
   try {
     make_searcher("guided", SearcherOptions{});
