@@ -42,22 +42,35 @@ double runtime_of(const Space& space, ConfigIndex c) {
   return 1.0 + std::abs(a * b - 90.0) / 10.0;
 }
 
+// A model of the counter A * B trained on A in 1..a_max and B in 1..20, saved to `file`.
+void save_product_model(int a_max, ModelKind kind, const std::filesystem::path& file) {
+  SpaceDefinition trained;
+  std::vector<Value> as, bs;
+  for (int v = 1; v <= 20; ++v) {
+    if (v <= a_max) as.emplace_back(v);
+    bs.emplace_back(v);
+  }
+  trained.add_parameter("A", as);
+  trained.add_parameter("B", bs);
+  TrainingSet data;
+  data.parameters = Space::build(trained).parameters();
+  data.counters = {"INST_INT"};
+  for (int a = 1; a <= a_max; ++a) {
+    for (int b = 1; b <= 20; ++b) {
+      data.features.push_back({double(a), double(b)});
+      data.targets.push_back({double(a * b)});
+    }
+  }
+  data.provenance.device = "NVIDIA H200";
+  data.provenance.family = CounterFamily::VoltaPlus;
+  CounterModel::train(data, {.kind = kind}).save(file);
+}
+
 std::string grid_model() {
   static const std::filesystem::path file =
       std::filesystem::temp_directory_path() / ("steer_guided_test_" + std::to_string(getpid()) + ".json");
   static const bool written = [] {
-    TrainingSet data;
-    data.parameters = grid_space().parameters();
-    data.counters = {"INST_INT"};
-    for (int a = 1; a <= 20; ++a) {
-      for (int b = 1; b <= 20; ++b) {
-        data.features.push_back({double(a), double(b)});
-        data.targets.push_back({double(a * b)});
-      }
-    }
-    data.provenance.device = "NVIDIA H200";
-    data.provenance.family = CounterFamily::VoltaPlus;
-    CounterModel::train(data, {.kind = ModelKind::LeastSquares}).save(file);
+    save_product_model(20, ModelKind::LeastSquares, file);
     return true;
   }();
   (void)written;
@@ -539,26 +552,7 @@ TEST(GuidedSearcher, DrawsItsDesignFromTheWholeSpaceWhereTheSourceHoldsFew) {
 TEST(GuidedSearcher, WeighsAParameterTheModelCannotTellApartInFull) {
   static const std::filesystem::path model =
       std::filesystem::temp_directory_path() / ("steer_guided_short_model_" + std::to_string(getpid()) + ".json");
-  TrainingSet data;
-  SpaceDefinition trained;
-  std::vector<Value> to_10, to_20;
-  for (int v = 1; v <= 20; ++v) {
-    if (v <= 10) to_10.emplace_back(v);
-    to_20.emplace_back(v);
-  }
-  trained.add_parameter("A", to_10);
-  trained.add_parameter("B", to_20);
-  data.parameters = Space::build(trained).parameters();
-  data.counters = {"INST_INT"};
-  for (int a = 1; a <= 10; ++a) {
-    for (int b = 1; b <= 20; ++b) {
-      data.features.push_back({double(a), double(b)});
-      data.targets.push_back({double(a * b)});
-    }
-  }
-  data.provenance.device = "NVIDIA H200";
-  data.provenance.family = CounterFamily::VoltaPlus;
-  CounterModel::train(data, {.kind = ModelKind::Tree}).save(model);
+  save_product_model(10, ModelKind::Tree, model);
 
   const Space space = grid_space();
   auto runtime = [&](ConfigIndex c) {
