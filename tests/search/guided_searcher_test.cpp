@@ -561,7 +561,7 @@ TEST(GuidedSearcher, WeighsAParameterTheModelCannotTellApartInFull) {
   auto tests_to_fastest = [&](const std::map<std::string, std::string>& settings, std::uint64_t seed) {
     auto searcher = make_searcher("guided", {.seed = seed, .model_path = model.string(), .settings = settings});
     searcher->start(space);
-    for (std::size_t tests = 1; tests <= space.size(); ++tests) {
+    for (std::size_t tests = 1; tests <= 60; ++tests) {
       const std::vector<Proposal> next = searcher->propose(1);
       if (next.empty()) break;
       if (runtime(next.front().config) == 1.0) return tests;
@@ -571,16 +571,16 @@ TEST(GuidedSearcher, WeighsAParameterTheModelCannotTellApartInFull) {
       r.time.median_ms = runtime(next.front().config);
       searcher->observe(r);
     }
-    return space.size() + 1;
+    return std::size_t{61};  // not within 60 tests
   };
   std::vector<std::size_t> full, small;
-  for (std::uint64_t seed = 1; seed <= 15; ++seed) {
+  for (std::uint64_t seed = 1; seed <= 9; ++seed) {
     full.push_back(tests_to_fastest({}, seed));
     small.push_back(tests_to_fastest({{"unmodelled_weight", "-1"}}, seed));
   }
   std::sort(full.begin(), full.end());
   std::sort(small.begin(), small.end());
-  EXPECT_LT(full[7], small[7]) << "median tests to the fastest, A at full weight against at 0.1";
+  EXPECT_LT(full[4], small[4]) << "median tests to the fastest, A at full weight against at 0.1";
   std::filesystem::remove(model);
 
   // On the grid the model was trained on, every parameter is modelled: the same route.
