@@ -60,10 +60,11 @@ def read_energy(log, store, value=lambda ms, joules: joules):
     return points
 
 
-def found_at(log, store, config):
-    """Seconds since launch when the tuning first tested `config`, or None."""
+def found_at(points, store, config):
+    """Seconds since launch when the tuning first tested `config`, or None; `points` are the
+    tuning's per-test (seconds, ...) from its log."""
     import sqlite3
-    times = [when for when, _ in read_log(log)]
+    times = [when for when, _ in points]
     with sqlite3.connect(store) as db:
         sequences = [row[0] for row in db.execute("SELECT sequence FROM tests ORDER BY sequence")]
         first = db.execute("SELECT MIN(sequence) FROM tests WHERE config_index = ?", (config,)).fetchone()[0]
@@ -114,7 +115,7 @@ def main():
     if args.weighted is not None and (args.time_ms is None or args.energy_j is None):
         ap.error("--weighted needs --time-ms and --energy-j")
     times = [float(t) for t in args.times.split(",")]
-    runs, logs = {}, {}
+    runs, stores = {}, {}
     for path in sorted(glob.glob(os.path.join(args.dir, f"{args.kernel}_*_*.log"))):
         searcher, seed = os.path.basename(path)[len(args.kernel) + 1:-4].rsplit("_", 1)
         if args.weighted is not None:
@@ -126,7 +127,7 @@ def main():
         else:
             points = read_log(path)
         runs.setdefault(searcher, {})[int(seed)] = points
-        logs.setdefault(searcher, {})[int(seed)] = path
+        stores.setdefault(searcher, {})[int(seed)] = path[:-4] + ".db"
     if not runs:
         sys.exit(f"live_summary.py: no {args.kernel}_*_*.log in {args.dir}")
     target = args.within * args.best_ms
@@ -159,8 +160,8 @@ def main():
         print()
         print("| searcher | " + " | ".join(f"{t:g} s" for t in times) + " | when (s, per seed) |")
         print("|---|" + "---:|" * len(times) + "---|")
-        for searcher, paths in logs.items():
-            found = [found_at(path, path[:-4] + ".db", args.best_config) for _, path in sorted(paths.items())]
+        for searcher, seeds in runs.items():
+            found = [found_at(points, stores[searcher][seed], args.best_config) for seed, points in sorted(seeds.items())]
             counts = [str(sum(1 for f in found if f is not None and f <= t)) for t in times]
             when = ", ".join(f"{f:.1f}" if f is not None else "never" for f in found)
             print(f"| {searcher} | " + " | ".join(counts) + f" | {when} |")

@@ -1263,8 +1263,8 @@ std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOption
   bayes.fit_from = settings.integer("ard_from", bayes.fit_from, 2, 1'000'000);
   bayes.counter_weight = settings.number("counter_weight", bayes.counter_weight, 0, 1e6);
   bayes.parameter_weight = settings.number("parameter_weight", bayes.parameter_weight, 0, 1e6);
-  bayes.unmodelled_weight = settings.number("unmodelled_weight", bayes.unmodelled_weight, -1, 1e6);
   if (with_model) {
+    bayes.unmodelled_weight = settings.number("unmodelled_weight", bayes.unmodelled_weight, -1, 1e6);
     bayes.xi_unproven = settings.number("xi_unproven", bayes.xi_unproven, 0, 1e6);
     bayes.source_first = settings.integer("source_first", bayes.source_first, 0, 1'000'000);
     bayes.source_weight = settings.number("source_weight", bayes.source_weight, 0, 1e6);

@@ -126,17 +126,27 @@ Result grid_result(const Space& space, ConfigIndex c) {
   return r;
 }
 
-std::size_t tests_to_fastest(const std::string& searcher_name, std::uint64_t seed, const std::string& model) {
+// Tests a run of the searcher needs to propose a configuration of runtime 1 on the grid, each
+// test answered with `runtime`; limit + 1 when it has not within `limit` tests.
+template <typename Runtime>
+std::size_t tests_to_fastest(const std::string& searcher_name, std::uint64_t seed, const std::string& model,
+                             std::map<std::string, std::string> settings, Runtime runtime, std::size_t limit) {
   const Space space = grid_space();
-  auto searcher = make_searcher(searcher_name, {.seed = seed, .model_path = model, .settings = {}});
+  auto searcher = make_searcher(searcher_name, {.seed = seed, .model_path = model, .settings = std::move(settings)});
   searcher->start(space);
-  for (std::size_t tests = 1; tests <= space.size(); ++tests) {
+  for (std::size_t tests = 1; tests <= limit; ++tests) {
     const std::vector<Proposal> next = searcher->propose(1);
     if (next.empty()) break;
-    if (runtime_of(space, next.front().config) == 1.0) return tests;
-    searcher->observe(grid_result(space, next.front().config));
+    if (runtime(space, next.front().config) == 1.0) return tests;
+    Result r = grid_result(space, next.front().config);
+    r.time.median_ms = runtime(space, next.front().config);
+    searcher->observe(r);
   }
-  return space.size() + 1;
+  return limit + 1;
+}
+
+std::size_t tests_to_fastest(const std::string& searcher_name, std::uint64_t seed, const std::string& model) {
+  return tests_to_fastest(searcher_name, seed, model, {}, runtime_of, grid_space().size());
 }
 
 // Where the fastest configurations lie on a thin curve of the counter, a run finds one at once
@@ -499,10 +509,10 @@ TEST(GuidedSearcher, DrawsItsDesignFromTheSourcesFasterHalf) {
   for (std::size_t i = 0; i < order.size(); ++i) rank[order[i].second] = i;
   const std::size_t half = (order.size() + 1) / 2;
   auto slower_half = [&](std::map<std::string, std::string> settings) {
+    settings.emplace("source", source);
+    settings.emplace("design_stop", "false");  // the whole design, proposed at once
     std::size_t slow = 0;
     for (std::uint64_t seed = 1; seed <= 20; ++seed) {
-      settings.emplace("source", source);
-      settings.emplace("design_stop", "false");  // the whole design, proposed at once
       auto guided = make_searcher("guided", {.seed = seed, .model_path = model.string(), .settings = settings});
       guided->start(tuned.space());
       const std::vector<Proposal> design = guided->propose(8);
@@ -550,33 +560,18 @@ TEST(GuidedSearcher, DrawsItsDesignFromTheWholeSpaceWhereTheSourceHoldsFew) {
 // 15 or more: only A's own feature leads there. Where the model covers every parameter, the
 // setting changes nothing.
 TEST(GuidedSearcher, WeighsAParameterTheModelCannotTellApartInFull) {
-  static const std::filesystem::path model =
+  const std::filesystem::path model =
       std::filesystem::temp_directory_path() / ("steer_guided_short_model_" + std::to_string(getpid()) + ".json");
   save_product_model(10, ModelKind::Tree, model);
 
-  const Space space = grid_space();
-  auto runtime = [&](ConfigIndex c) {
+  // Fastest where A * B = 300.
+  auto runtime = [](const Space& space, ConfigIndex c) {
     return 1.0 + std::abs(space.value(c, 0).as_double() * space.value(c, 1).as_double() - 300.0) / 10.0;
-  };
-  auto tests_to_fastest = [&](const std::map<std::string, std::string>& settings, std::uint64_t seed) {
-    auto searcher = make_searcher("guided", {.seed = seed, .model_path = model.string(), .settings = settings});
-    searcher->start(space);
-    for (std::size_t tests = 1; tests <= 60; ++tests) {
-      const std::vector<Proposal> next = searcher->propose(1);
-      if (next.empty()) break;
-      if (runtime(next.front().config) == 1.0) return tests;
-      Result r;
-      r.config_index = next.front().config;
-      r.status = Status::Ok;
-      r.time.median_ms = runtime(next.front().config);
-      searcher->observe(r);
-    }
-    return std::size_t{61};  // not within 60 tests
   };
   std::vector<std::size_t> full, small;
   for (std::uint64_t seed = 1; seed <= 9; ++seed) {
-    full.push_back(tests_to_fastest({}, seed));
-    small.push_back(tests_to_fastest({{"unmodelled_weight", "-1"}}, seed));
+    full.push_back(tests_to_fastest("guided", seed, model.string(), {}, runtime, 60));
+    small.push_back(tests_to_fastest("guided", seed, model.string(), {{"unmodelled_weight", "-1"}}, runtime, 60));
   }
   std::sort(full.begin(), full.end());
   std::sort(small.begin(), small.end());
@@ -584,6 +579,7 @@ TEST(GuidedSearcher, WeighsAParameterTheModelCannotTellApartInFull) {
   std::filesystem::remove(model);
 
   // On the grid the model was trained on, every parameter is modelled: the same route.
+  const Space space = grid_space();
   auto route = [&](const std::map<std::string, std::string>& settings) {
     auto searcher = make_searcher("guided", {.seed = 4, .model_path = grid_model(), .settings = settings});
     return drive(*searcher, space, 1, 30, [&](ConfigIndex c) { return grid_result(space, c); }).order;
