@@ -59,7 +59,8 @@ int run_model_train(const ModelTrainArgs& args) {
   }
   CounterModel model = CounterModel::train(data, options);
   model.save(args.out);
-  fmt::print("wrote {} ({} model on all {} configurations)\n", args.out, args.kind, data.rows());
+  fmt::print("wrote {} ({} model on all {} configurations; carries the runtimes of the {} that ran, guided's source)\n",
+             args.out, args.kind, data.rows(), data.runtimes.rows());
   return 0;
 }
 

@@ -57,6 +57,21 @@ struct ModelProvenance {
   std::uint64_t rows = 0;                           // configurations trained on
 };
 
+// What the training recording measured: the runtime of every configuration that ran, so
+// that a searcher can transfer it (guided's source) where the recording is not at hand.
+struct RecordedRuntimes {
+  std::vector<std::vector<std::uint32_t>> values;  // [row][parameter]: index into parameters[p].values
+  std::vector<double> runtime_ms;                  // [row]
+  // Of the recording's parameters and runtimes (32 hex digits): a replay of the very
+  // measurements a model was trained on is told apart by it (SearcherOptions::replayed).
+  std::string fingerprint;
+
+  std::size_t rows() const noexcept { return runtime_ms.size(); }
+};
+
+// The configurations of `recording` that ran (status ok, finite runtime), with their runtimes.
+RecordedRuntimes recorded_runtimes(const Recording& recording);
+
 // Training rows: the tuning parameters of each configuration as numbers (an int, float or
 // bool its value; a string its position in the parameter's value list) and its canonical
 // counters (every row has every counter).
@@ -66,6 +81,7 @@ struct TrainingSet {
   std::vector<std::vector<double>> features;    // [row][parameter]
   std::vector<std::vector<double>> targets;     // [row][counter]
   ModelProvenance provenance;
+  RecordedRuntimes runtimes;                    // every configuration that ran, with or without counters
 
   std::size_t rows() const noexcept { return features.size(); }
   // The rows at `which`, in that order (for held-out splits).
@@ -139,6 +155,9 @@ class CounterModel {
   const std::vector<Parameter>& parameters() const noexcept;
   const std::vector<std::string>& counters() const noexcept;
   const ModelProvenance& provenance() const noexcept;
+  // What the training recording measured (empty for a model file written before models
+  // carried it); its rows index parameters()' value lists.
+  const RecordedRuntimes& recorded_runtimes() const noexcept;
 
   // Counters of one configuration given as features in the model's parameter order (as in
   // TrainingSet::features), in counters() order; clamped at 0.

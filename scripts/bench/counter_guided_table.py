@@ -110,6 +110,8 @@ def main():
             settings += ["profile-based.compute_bound=true", "guided.compute_bound=true"]
         if source:
             settings += [f"transfer.source={source}", f"guided.source={source}"]
+        else:  # its own model: the runtimes the model carries are the answers (steer simulate leaves them out too)
+            settings += ["guided.source=none"]
         for setting in settings + args.set:  # steer simulate refuses settings of searchers it does not run
             if setting.split(".")[0] in searchers:
                 cmd += ["--set", setting]

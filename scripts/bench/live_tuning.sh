@@ -7,13 +7,14 @@
 #   MODEL=M SOURCE=S [TUNE_ARGS=...] scripts/bench/live_tuning.sh OUT KERNEL SIZE SECONDS "SEEDS" SEARCHER...
 #
 # SEARCHER is any `steer searchers` name; `guided` (and `default-model`, the default searcher
-# given the model) get --model MODEL and, when SOURCE is set, --set source=SOURCE (a recording
-# of the kernel on another GPU or input; MODEL is trained on it: docs/models.md). Writes
+# given the model) get --model MODEL and --set source=SOURCE (a recording of the kernel on
+# another GPU or input, usually MODEL's: docs/models.md); without SOURCE, source=none, so that
+# the runtimes MODEL carries of its own recording are not transferred either. Writes
 # OUT/KERNEL_SEARCHER_SEED.{db,log,json}. STEER: the binary (default build/steer); TUNE_ARGS:
 # more `steer tune` options for every tuning (e.g. "--objective energy").
 set -euo pipefail
 if [ $# -lt 6 ]; then
-  sed -n '2,14p' "$0" >&2
+  sed -n '2,15p' "$0" >&2
   exit 2
 fi
 out=$1 kernel=$2 size=$3 seconds=$4 seeds=$5
@@ -30,7 +31,7 @@ for seed in $seeds; do
         [ -n "${MODEL:-}" ] || { echo "live_tuning.sh: $searcher needs MODEL=FILE" >&2; exit 2; }
         [ "$searcher" = default-model ] && args=(--searcher default)
         args+=(--model "$MODEL")
-        [ -n "${SOURCE:-}" ] && args+=(--set "source=$SOURCE")
+        args+=(--set "source=${SOURCE:-none}")
         ;;
     esac
     stem="$out/${kernel}_${name}_${seed}"

@@ -45,8 +45,7 @@ def guided_arguments(binary, recording, work):
         arguments = ["--model", str(model)]
         if compute_bound:
             arguments += ["--set", "guided.compute_bound=true"]
-        if source:
-            arguments += ["--set", f"guided.source={ROOT / source}"]
+        arguments += ["--set", f"guided.source={ROOT / source}" if source else "guided.source=none"]
         return arguments
     raise SystemExit(f"no counter model is paired with {recording} (scripts/bench/counter_guided_table.py)")
 

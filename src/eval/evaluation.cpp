@@ -13,6 +13,7 @@
 
 #include "steer/error.hpp"
 #include "steer/eval.hpp"
+#include "steer/model.hpp"
 
 namespace steer {
 namespace {
@@ -81,11 +82,13 @@ std::vector<RunOutcome> simulate_runs(const Recording& recording, const std::str
   const std::map<std::string, std::string> settings = settings_for(name, options.settings);
   SimulationOptions simulation = options.simulation;
   if (horizon) simulation.horizon = horizon;
+  const std::string replayed = options.model_path.empty() ? std::string() : recorded_runtimes(recording).fingerprint;
   parallel_for(options.runs, options.threads, [&](std::uint64_t r) {
     SearcherOptions searcher_options{.seed = options.seed + r,
                                      .model_path = options.model_path,
                                      .settings = settings,
-                                     .objective = simulation.objective.name()};
+                                     .objective = simulation.objective.name(),
+                                     .replayed = replayed};
     std::unique_ptr<Searcher> searcher = make_searcher(name, searcher_options);
     SimulatedRun run = simulate_run(recording, *searcher, simulation);
     outcomes[r] = {run.tested.size(), run.tests_to_target, run.time_s, std::move(run.improvements), {}, {}, {}, {}};

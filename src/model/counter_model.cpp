@@ -105,6 +105,7 @@ struct CounterModel::Impl {
   std::vector<Parameter> parameters;
   std::vector<std::string> counters;
   ModelProvenance provenance;
+  RecordedRuntimes recorded;
   std::optional<model::LeastSquaresModel> least_squares;
   std::vector<std::vector<model::RegressionTree>> trees;  // [counter][tree]; one tree each for Tree
 
@@ -132,6 +133,7 @@ ModelKind CounterModel::kind() const noexcept { return impl_->kind; }
 const std::vector<Parameter>& CounterModel::parameters() const noexcept { return impl_->parameters; }
 const std::vector<std::string>& CounterModel::counters() const noexcept { return impl_->counters; }
 const ModelProvenance& CounterModel::provenance() const noexcept { return impl_->provenance; }
+const RecordedRuntimes& CounterModel::recorded_runtimes() const noexcept { return impl_->recorded; }
 
 CounterModel CounterModel::train(const TrainingSet& data, const TrainOptions& options) {
   if (data.rows() == 0) throw ModelError("cannot train a counter model on no rows");
@@ -147,6 +149,7 @@ CounterModel CounterModel::train(const TrainingSet& data, const TrainOptions& op
   impl->counters = data.counters;
   impl->provenance = data.provenance;
   impl->provenance.rows = data.rows();
+  impl->recorded = data.runtimes;
   Draws draws(options.seed);
   model::RegressionTreeOptions tree_options;
   tree_options.min_samples_leaf = options.min_samples_leaf;
@@ -324,14 +327,26 @@ nlohmann::json CounterModel::to_json() const {
     }
     body = {{"trees", per_counter}};
   }
-  return {{"format", kFormat},
-          {"version", kVersion},
-          {"kind", to_string(m.kind)},
-          {"parameters", parameters},
-          {"counters", m.counters},
-          {"gpu", gpu},
-          {"training", {{"source", m.provenance.source}, {"kernel", m.provenance.kernel}, {"rows", m.provenance.rows}}},
-          {"model", body}};
+  nlohmann::json out = {
+      {"format", kFormat},
+      {"version", kVersion},
+      {"kind", to_string(m.kind)},
+      {"parameters", parameters},
+      {"counters", m.counters},
+      {"gpu", gpu},
+      {"training", {{"source", m.provenance.source}, {"kernel", m.provenance.kernel}, {"rows", m.provenance.rows}}},
+      {"model", body}};
+  if (m.recorded.rows() > 0) {
+    // One row per configuration that ran: its value indices, then its runtime in ms.
+    nlohmann::json rows = nlohmann::json::array();
+    for (std::size_t r = 0; r < m.recorded.rows(); ++r) {
+      nlohmann::json row(m.recorded.values[r]);
+      row.push_back(m.recorded.runtime_ms[r]);
+      rows.push_back(std::move(row));
+    }
+    out["recorded"] = {{"fingerprint", m.recorded.fingerprint}, {"rows", std::move(rows)}};
+  }
+  return out;
 }
 
 CounterModel CounterModel::from_json(const nlohmann::json& json) {
@@ -373,6 +388,31 @@ CounterModel CounterModel::from_json(const nlohmann::json& json) {
     impl->provenance.source = training.at("source").get<std::string>();
     impl->provenance.kernel = training.at("kernel").get<std::string>();
     impl->provenance.rows = training.at("rows").get<std::uint64_t>();
+    if (json.contains("recorded")) {
+      const auto& recorded = json.at("recorded");
+      impl->recorded.fingerprint = recorded.at("fingerprint").get<std::string>();
+      for (const auto& row : recorded.at("rows")) {
+        if (!row.is_array() || row.size() != impl->parameters.size() + 1) {
+          throw ModelError(fmt::format("recorded row {} is not {} value indices and a runtime", row.dump(),
+                                       impl->parameters.size()));
+        }
+        std::vector<std::uint32_t> values;
+        for (std::size_t p = 0; p < impl->parameters.size(); ++p) {
+          const auto index = row[p].get<std::uint32_t>();
+          if (index >= impl->parameters[p].values.size()) {
+            throw ModelError(fmt::format("recorded row {}: parameter '{}' has no value {}", row.dump(),
+                                         impl->parameters[p].name, index));
+          }
+          values.push_back(index);
+        }
+        const double runtime = row.back().get<double>();
+        if (!(runtime >= 0) || !std::isfinite(runtime)) {
+          throw ModelError(fmt::format("recorded row {}: runtime is not a finite number >= 0", row.dump()));
+        }
+        impl->recorded.values.push_back(std::move(values));
+        impl->recorded.runtime_ms.push_back(runtime);
+      }
+    }
     const auto& body = json.at("model");
     if (impl->kind == ModelKind::LeastSquares) {
       impl->least_squares =

@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 
+#include "core/content_hash.hpp"
 #include "steer/model.hpp"
 #include "steer/recording.hpp"
 
@@ -44,11 +45,35 @@ TrainingSet TrainingSet::subset(std::span<const std::size_t> which) const {
   out.parameters = parameters;
   out.counters = counters;
   out.provenance = provenance;
+  out.runtimes = runtimes;
   for (std::size_t row : which) {
     out.features.push_back(features.at(row));
     out.targets.push_back(targets.at(row));
   }
   out.provenance.rows = out.features.size();
+  return out;
+}
+
+RecordedRuntimes recorded_runtimes(const Recording& recording) {
+  const Space& space = recording.space();
+  RecordedRuntimes out;
+  ContentHash hash;
+  for (const Parameter& parameter : space.parameters()) {
+    hash.add(parameter.name);
+    for (const Value& value : parameter.values) hash.add(value.to_string());
+  }
+  ValueIndices indices(space.parameters().size());
+  for (ConfigIndex c = 0; c < space.size(); ++c) {
+    if (!recording.present(c) || recording.status(c) != Status::Ok) continue;
+    const double runtime = recording.runtime_ms(c);
+    if (!std::isfinite(runtime)) continue;
+    space.value_indices(c, indices);
+    out.values.emplace_back(indices.begin(), indices.end());
+    out.runtime_ms.push_back(runtime);
+    hash.add(std::as_bytes(std::span(out.values.back())));
+    hash.add(std::as_bytes(std::span(&out.runtime_ms.back(), 1)));
+  }
+  out.fingerprint = hash.hex();
   return out;
 }
 
@@ -107,6 +132,7 @@ TrainingSet training_set(const Recording& recording, std::string source) {
   data.provenance.device_facts = known_device_facts(recording.device());
   if (data.provenance.device_facts) data.provenance.device_facts->family = family;
   data.provenance.rows = data.features.size();
+  data.runtimes = recorded_runtimes(recording);
   return data;
 }
 

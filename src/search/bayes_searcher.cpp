@@ -97,7 +97,7 @@ struct BayesOptions {
   double unmodelled_weight = -1;
   // With a source recording (another GPU's or input's): its fastest configurations are
   // tested first, and its runtimes are a feature.
-  std::shared_ptr<const Recording> source;
+  std::shared_ptr<const search::SourceRuntimes> source;
   std::uint64_t source_first = 1;  // the source's fastest tested before the initial samples
   double source_weight = 1.0;      // the source runtime feature's range, as counter_weight is a counter's
   // > 0: the source's standardised log runtime, times a factor b, is the model's prior mean;
@@ -1230,11 +1230,21 @@ namespace {
 
 std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOptions bayes, bool with_model) {
   search::Settings settings(bayes.name, options.settings);
+  // The source: the recording named by `source`, else (unless `source=none`) the one the
+  // model was trained on, whose runtimes the model carries; not where a replay replays the
+  // very measurements the model was trained on: they would be the answers.
   const std::string source = with_model ? settings.text("source") : std::string();
+  if (with_model) bayes.counter_model = search::load_model_cached(options.model_path);
+  if (!source.empty() && source != "none") {
+    bayes.source = search::load_source_runtimes_cached(source);
+  } else if (source.empty() && with_model && bayes.counter_model->recorded_runtimes().rows() > 0 &&
+             bayes.counter_model->recorded_runtimes().fingerprint != options.replayed) {
+    bayes.source = search::load_model_source_cached(options.model_path);
+  }
   // The source's runtimes are a guess for time: under another objective its fastest is still
   // tested first (unprofiled; the reaction's profile is the next test), but its prior mean and
   // the smaller initial design, which lean on its runtimes, are off.
-  const bool source_for_time = !source.empty() && options.objective == "time";
+  const bool source_for_time = bayes.source && options.objective == "time";
   const std::uint64_t samples = !source_for_time || bayes.initial_samples_with_source == 0
                                     ? bayes.initial_samples
                                     : bayes.initial_samples_with_source;
@@ -1277,8 +1287,6 @@ std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOption
     bayes.design_share = settings.number("design_share", bayes.design_share, 0.01, 1);
   }
   settings.finish();
-  if (!source.empty()) bayes.source = search::load_source_cached(source);
-  if (with_model) bayes.counter_model = search::load_model_cached(options.model_path);
   return std::make_unique<BayesSearcher>(options.seed, bayes);
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "search/source_recording.hpp"
 #include "steer/model.hpp"
 #include "steer/recording.hpp"
 
@@ -34,9 +35,15 @@ inline std::shared_ptr<const CounterModel> load_model_cached(const std::string& 
   return load_cached<CounterModel>(path, [](const std::string& p) { return CounterModel::load(p); });
 }
 
-// Throws as Recording::load.
-inline std::shared_ptr<const Recording> load_source_cached(const std::string& path) {
-  return load_cached<Recording>(path, [](const std::string& p) { return Recording::load(p); });
+// A recording's runtimes as a source; throws as Recording::load.
+inline std::shared_ptr<const SourceRuntimes> load_source_runtimes_cached(const std::string& path) {
+  return load_cached<SourceRuntimes>(path, [](const std::string& p) { return source_runtimes(Recording::load(p)); });
+}
+
+// The runtimes a model file carries of its training recording, as a source; throws as
+// CounterModel::load.
+inline std::shared_ptr<const SourceRuntimes> load_model_source_cached(const std::string& path) {
+  return load_cached<SourceRuntimes>(path, [](const std::string& p) { return source_runtimes(*load_model_cached(p)); });
 }
 
 }  // namespace steer::search

@@ -3,32 +3,38 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 
 #include "steer/error.hpp"
 
 namespace steer::search {
 
-std::vector<std::pair<double, ConfigIndex>> source_order(const Space& tuned, const Recording& source) {
-  const Space& recorded = source.space();
+SourceRuntimes source_runtimes(const Recording& recording) {
+  return {recording.space().parameters(), recorded_runtimes(recording)};
+}
+
+SourceRuntimes source_runtimes(const CounterModel& model) { return {model.parameters(), model.recorded_runtimes()}; }
+
+std::vector<std::pair<double, ConfigIndex>> source_order(const Space& tuned, const SourceRuntimes& source) {
   std::vector<std::size_t> tuned_at, source_at;  // the shared parameters' positions
   for (std::size_t p = 0; p < tuned.parameters().size(); ++p) {
-    if (auto at = recorded.find_parameter(tuned.parameters()[p].name)) {
+    for (std::size_t q = 0; q < source.parameters.size(); ++q) {
+      if (source.parameters[q].name != tuned.parameters()[p].name) continue;
       tuned_at.push_back(p);
-      source_at.push_back(*at);
+      source_at.push_back(q);
+      break;
     }
   }
   if (tuned_at.empty()) throw Error("source recording: it shares no parameter with the tuned space");
   std::map<std::vector<Value>, double> fastest;  // shared values -> fastest recorded runtime
   std::vector<Value> key(tuned_at.size());
-  for (ConfigIndex c = 0; c < recorded.size(); ++c) {
-    if (!source.present(c) || source.status(c) != Status::Ok) continue;
-    const double runtime = source.runtime_ms(c);
-    if (!std::isfinite(runtime)) continue;
-    for (std::size_t k = 0; k < source_at.size(); ++k) key[k] = recorded.value(c, source_at[k]);
-    auto [it, inserted] = fastest.try_emplace(key, runtime);
-    if (!inserted) it->second = std::min(it->second, runtime);
+  const RecordedRuntimes& runs = source.runtimes;
+  for (std::size_t r = 0; r < runs.rows(); ++r) {
+    for (std::size_t k = 0; k < source_at.size(); ++k) {
+      key[k] = source.parameters[source_at[k]].values[runs.values[r][source_at[k]]];
+    }
+    auto [it, inserted] = fastest.try_emplace(key, runs.runtime_ms[r]);
+    if (!inserted) it->second = std::min(it->second, runs.runtime_ms[r]);
   }
   std::vector<std::pair<double, ConfigIndex>> order;
   for (ConfigIndex c = 0; c < tuned.size(); ++c) {
@@ -37,6 +43,10 @@ std::vector<std::pair<double, ConfigIndex>> source_order(const Space& tuned, con
   }
   std::sort(order.begin(), order.end());
   return order;
+}
+
+std::vector<std::pair<double, ConfigIndex>> source_order(const Space& tuned, const Recording& source) {
+  return source_order(tuned, source_runtimes(source));
 }
 
 }  // namespace steer::search

@@ -14,7 +14,7 @@ namespace {
 
 class TransferSearcher final : public Searcher {
  public:
-  TransferSearcher(std::uint64_t seed, std::shared_ptr<const Recording> source)
+  TransferSearcher(std::uint64_t seed, std::shared_ptr<const search::SourceRuntimes> source)
       : random_(seed), source_(std::move(source)) {}
   std::string name() const override { return "transfer"; }
 
@@ -46,7 +46,7 @@ class TransferSearcher final : public Searcher {
 
  private:
   search::Random random_;
-  std::shared_ptr<const Recording> source_;
+  std::shared_ptr<const search::SourceRuntimes> source_;
   const Space* space_ = nullptr;
   search::Memory memory_;
   std::vector<ConfigIndex> order_;
@@ -64,7 +64,7 @@ std::unique_ptr<Searcher> make_transfer_searcher(const SearcherOptions& options)
         "searcher 'transfer': name the recording to transfer from with --set transfer.source=FILE (a results "
         "store or any format steer import reads)");
   }
-  return std::make_unique<TransferSearcher>(options.seed, search::load_source_cached(source));
+  return std::make_unique<TransferSearcher>(options.seed, search::load_source_runtimes_cached(source));
 }
 
 }  // namespace steer

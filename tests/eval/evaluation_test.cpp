@@ -2,11 +2,15 @@
 // of tests, determinism under any thread count, and the errors.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <functional>
 
 #include "steer/error.hpp"
 #include "steer/eval.hpp"
+#include "steer/model.hpp"
 
 namespace steer {
 namespace {
@@ -93,6 +97,31 @@ TEST(Evaluation, CompilesAheadOverlapAsTheLoopsPoolOverlapsThem) {
   options.simulation.cost.compile_threads = 0;
   options.simulation.ahead = 14;
   EXPECT_NEAR(evaluate(six_configurations(), {"exhaustive"}, options).searchers[0].mean_time_s, 0.41485, 1e-12);
+}
+
+// A model carries its training recording's runtimes, which guided transfers as a source; a
+// replay of those very measurements (a model trained on the recording replayed) must not
+// hand them over: they are the answers.
+TEST(Evaluation, AModelTrainedOnTheReplayedRecordingLendsNoRuntimes) {
+  const std::filesystem::path data = STEER_DATA_DIR "/recordings/ktt";
+  auto routes = [&](const std::string& trained_on, const std::string& source) {
+    const std::filesystem::path model = std::filesystem::temp_directory_path() /
+                                        ("steer_evaluation_test_" + std::to_string(getpid()) + ".json");
+    const Recording training = Recording::load(data / trained_on);
+    CounterModel::train(training_set(training, trained_on), {.kind = ModelKind::Tree}).save(model);
+    EvaluationOptions options = options_with(3);
+    options.keep_routes = true;
+    options.model_path = model.string();
+    if (!source.empty()) options.settings["guided.source"] = source;
+    const Evaluation e = evaluate(Recording::load(data / "coulomb_rtx2080.ktt.json.gz"), {"guided"}, options);
+    std::filesystem::remove(model);
+    std::vector<std::vector<ConfigIndex>> out;
+    for (const RunSummary& run : e.searchers[0].per_run) out.push_back(run.tested);
+    return out;
+  };
+  EXPECT_EQ(routes("coulomb_rtx2080.ktt.json.gz", ""), routes("coulomb_rtx2080.ktt.json.gz", "none"));
+  EXPECT_NE(routes("coulomb_gtx1070.ktt.json.gz", ""), routes("coulomb_gtx1070.ktt.json.gz", "none"))
+      << "another GPU's runtimes are a source";
 }
 
 TEST(Evaluation, KeepsEachRunsRouteOnlyWhenAsked) {

@@ -250,6 +250,44 @@ TEST(TrainingSetOfARecording, HoldsEveryProfiledConfigurationWithCanonicalCounte
   }
 }
 
+// A model carries what its training recording measured (guided's source when no other is
+// named): the runtime of every configuration that ran, and a fingerprint by which a replay of
+// those very measurements is told apart from another GPU's.
+TEST(TrainingSetOfARecording, CarriesTheRuntimesOfEveryConfigurationThatRanThroughTheModelFile) {
+  const Recording recording = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
+  const RecordedRuntimes runtimes = recorded_runtimes(recording);
+  std::size_t ran = 0;
+  for (ConfigIndex c = 0; c < recording.space().size(); ++c) {
+    ran += recording.present(c) && recording.status(c) == Status::Ok;
+  }
+  ASSERT_EQ(runtimes.rows(), ran);
+  for (std::size_t r = 0; r < runtimes.rows(); ++r) {
+    const std::optional<ConfigIndex> c = recording.space().index_of(runtimes.values[r]);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(runtimes.runtime_ms[r], recording.runtime_ms(*c));
+  }
+  EXPECT_EQ(runtimes.fingerprint.size(), 32u);
+  EXPECT_EQ(recorded_runtimes(Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz")).fingerprint,
+            runtimes.fingerprint);
+  EXPECT_NE(recorded_runtimes(Recording::load(kData / "ktt/coulomb_gtx1070.ktt.json.gz")).fingerprint,
+            runtimes.fingerprint)
+      << "the same space on another GPU";
+
+  const auto file = temp_file("recorded.json");
+  CounterModel::train(training_set(recording, "coulomb_rtx2080"), {.kind = ModelKind::Tree}).save(file);
+  const CounterModel loaded = CounterModel::load(file);
+  std::filesystem::remove(file);
+  EXPECT_EQ(loaded.recorded_runtimes().values, runtimes.values);
+  EXPECT_EQ(loaded.recorded_runtimes().runtime_ms, runtimes.runtime_ms);
+  EXPECT_EQ(loaded.recorded_runtimes().fingerprint, runtimes.fingerprint);
+
+  nlohmann::json json = loaded.to_json();
+  json["recorded"]["rows"][3][0] = 1000;  // no such value of the first parameter
+  EXPECT_THROW(CounterModel::from_json(json), ModelError);
+  json.erase("recorded");
+  EXPECT_EQ(CounterModel::from_json(json).recorded_runtimes().rows(), 0u) << "a model file without them";
+}
+
 TEST(TrainingSetOfARecording, ARecordingWithoutCountersIsAnError) {
   Recording recording = Recording::load(kData / "ktt/pnpoly_rtx3090.ktt.json.gz");
   EXPECT_THROW(training_set(recording, "pnpoly_rtx3090"), ModelError);

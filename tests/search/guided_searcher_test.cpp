@@ -230,6 +230,30 @@ TEST(GuidedSearcher, TestsTheSourcesFastestFirstUnderEveryObjective) {
   std::filesystem::remove(model);
 }
 
+// A model carries the runtimes of the recording it was trained on, so a model alone is a
+// source too: guided transfers them as it would the recording's file, unless told `source=none`
+// or another file, or unless a replay replays those very measurements (they are the answers).
+TEST(GuidedSearcher, TakesTheModelsRecordingAsItsSourceUnlessToldOtherwise) {
+  const Recording tuned = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
+  const std::string source = (kData / "ktt/coulomb_gtx1070.ktt.json.gz").string();
+  const std::filesystem::path model = tree_model_of(source);
+  auto route = [&](std::map<std::string, std::string> settings, std::string replayed = {}) {
+    auto guided = make_searcher("guided", {.seed = 4,
+                                           .model_path = model.string(),
+                                           .settings = std::move(settings),
+                                           .replayed = std::move(replayed)});
+    return drive(*guided, tuned.space(), 1, 30, [&](ConfigIndex c) { return tuned.replay(c); }).order;
+  };
+  const std::vector<ConfigIndex> from_model = route({});
+  EXPECT_EQ(from_model, route({{"source", source}})) << "the model's runtimes are the recording's";
+  const std::vector<ConfigIndex> without = route({{"source", "none"}});
+  EXPECT_NE(from_model.front(), without.front());
+  EXPECT_EQ(route({}, recorded_runtimes(Recording::load(source)).fingerprint), without)
+      << "a replay of the model's own measurements";
+  EXPECT_EQ(route({}, recorded_runtimes(tuned).fingerprint), from_model) << "a replay of another GPU's";
+  std::filesystem::remove(model);
+}
+
 // A source whose fastest beats the first design point has shown that it ranks the tuned
 // space well, so the rest of the design is dropped and the model chooses from the third test;
 // one whose fastest is beaten keeps the whole design. The two are judged together, so a
@@ -293,6 +317,7 @@ TEST(GuidedSearcher, ExploresMoreWhileNoSourceHasProvedItself) {
   const std::filesystem::path model = tree_model_of(source);
   auto route = [&](std::map<std::string, std::string> settings, const auto& replay) {
     settings.emplace("xi", "0.01");
+    settings.emplace("source", "none");  // not the model's recording either
     auto guided = make_searcher("guided", {.seed = 3, .model_path = model.string(), .settings = settings});
     return drive(*guided, tuned.space(), 1, 40, replay).order;
   };
@@ -353,7 +378,7 @@ TEST(GuidedSearcher, WithReactionDrawsProfilesTheFirstTestAndWaitsForIt) {
       std::filesystem::temp_directory_path() / ("steer_guided_test_self_" + std::to_string(getpid()) + ".json");
   CounterModel::train(training_set(recording, file), {.kind = ModelKind::Tree}).save(model);
   auto searcher = make_searcher(
-      "guided", {.seed = 2, .model_path = model.string(), .settings = {{"reaction_draws", "3"}, {"compute_bound", "true"}}});
+      "guided", {.seed = 2, .model_path = model.string(), .settings = {{"reaction_draws", "3"}, {"compute_bound", "true"}, {"source", "none"}}});
   searcher->start(recording.space());
   const std::vector<Proposal> first = searcher->propose(8);
   ASSERT_EQ(first.size(), 1u);
@@ -385,7 +410,7 @@ TEST(GuidedSearcher, SpreadsTheReactionsDrawsOverThePredictedCounters) {
   auto closest_pair_drawn = [&](const std::string& spread, std::uint64_t seed) {
     auto searcher = make_searcher("guided", {.seed = seed,
                                              .model_path = model.string(),
-                                             .settings = {{"reaction_draws", "3"}, {"compute_bound", "true"}, {"spread", spread}}});
+                                             .settings = {{"reaction_draws", "3"}, {"compute_bound", "true"}, {"spread", spread}, {"source", "none"}}});
     searcher->start(recording.space());
     const std::vector<Proposal> profiled = searcher->propose(8);
     EXPECT_EQ(profiled.size(), 1u);
@@ -412,7 +437,8 @@ TEST(GuidedSearcher, SpreadsTheReactionsDrawsOverThePredictedCounters) {
 TEST(GuidedSearcher, ForObjectivesOtherThanTimeProfilesItsFirstTestByDefault) {
   const Recording recording = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
   const std::filesystem::path model = tree_model_of((kData / "ktt/coulomb_rtx2080.ktt.json.gz").string());
-  auto first_proposals = [&](const std::string& objective, const std::map<std::string, std::string>& settings) {
+  auto first_proposals = [&](const std::string& objective, std::map<std::string, std::string> settings) {
+    settings.emplace("source", "none");  // the model's own recording is no source here
     auto searcher =
         make_searcher("guided", {.seed = 2, .model_path = model.string(), .settings = settings, .objective = objective});
     searcher->start(recording.space());
