@@ -62,7 +62,8 @@ struct ModelProvenance {
 struct RecordedRuntimes {
   std::vector<std::vector<std::uint32_t>> values;  // [row][parameter]: index into parameters[p].values
   std::vector<double> runtime_ms;                  // [row]
-  // Of the recording's parameters and runtimes (32 hex digits): a replay of the very
+  // Of the measurements (32 hex digits): each configuration's parameter values and runtime
+  // (to 6 significant digits), whatever the file's format or order. A replay of the very
   // measurements a model was trained on is told apart by it (SearcherOptions::replayed).
   std::string fingerprint;
 

@@ -1,10 +1,12 @@
 // Training rows from a recording, and model kinds by name.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 
 #include "core/content_hash.hpp"
 #include "steer/model.hpp"
@@ -57,11 +59,14 @@ TrainingSet TrainingSet::subset(std::span<const std::size_t> which) const {
 RecordedRuntimes recorded_runtimes(const Recording& recording) {
   const Space& space = recording.space();
   RecordedRuntimes out;
-  ContentHash hash;
-  for (const Parameter& parameter : space.parameters()) {
-    hash.add(parameter.name);
-    for (const Value& value : parameter.values) hash.add(value.to_string());
-  }
+  // The fingerprint is of the measurements, not of how a file holds them: rows as text with
+  // parameters in name order, runtimes to 6 significant digits, rows sorted. So the same
+  // recording read from another format (a results store, a Kernel Tuner export) matches.
+  std::vector<std::size_t> by_name(space.parameters().size());
+  std::iota(by_name.begin(), by_name.end(), std::size_t{0});
+  std::sort(by_name.begin(), by_name.end(),
+            [&](std::size_t a, std::size_t b) { return space.parameters()[a].name < space.parameters()[b].name; });
+  std::vector<std::string> rows;
   ValueIndices indices(space.parameters().size());
   for (ConfigIndex c = 0; c < space.size(); ++c) {
     if (!recording.present(c) || recording.status(c) != Status::Ok) continue;
@@ -70,9 +75,15 @@ RecordedRuntimes recorded_runtimes(const Recording& recording) {
     space.value_indices(c, indices);
     out.values.emplace_back(indices.begin(), indices.end());
     out.runtime_ms.push_back(runtime);
-    hash.add(std::as_bytes(std::span(out.values.back())));
-    hash.add(std::as_bytes(std::span(&out.runtime_ms.back(), 1)));
+    std::string row;
+    for (std::size_t p : by_name) {
+      row += fmt::format("{}={},", space.parameters()[p].name, space.parameters()[p].values[indices[p]].to_string());
+    }
+    rows.push_back(row + fmt::format("{:.6g}", runtime));
   }
+  std::sort(rows.begin(), rows.end());
+  ContentHash hash;
+  for (const std::string& row : rows) hash.add(row);
   out.fingerprint = hash.hex();
   return out;
 }

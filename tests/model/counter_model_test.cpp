@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -272,6 +273,25 @@ TEST(TrainingSetOfARecording, CarriesTheRuntimesOfEveryConfigurationThatRanThrou
   EXPECT_NE(recorded_runtimes(Recording::load(kData / "ktt/coulomb_gtx1070.ktt.json.gz")).fingerprint,
             runtimes.fingerprint)
       << "the same space on another GPU";
+
+  // Of the measurements, not of the file's order: the parameters' values and the results
+  // reversed.
+  ImportedRecording reordered = import_recording(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
+  for (RecordedParameter& parameter : reordered.parameters) std::reverse(parameter.values.begin(), parameter.values.end());
+  std::reverse(reordered.results.begin(), reordered.results.end());
+  EXPECT_EQ(recorded_runtimes(Recording::from_import(reordered)).fingerprint, runtimes.fingerprint);
+  // ... and through a Kernel Tuner cache file.
+  const auto exported = temp_file("recorded.kt.json");
+  {
+    std::ofstream out(exported);
+    std::vector<Result> results;
+    for (ConfigIndex c = 0; c < recording.space().size(); ++c) {
+      if (recording.present(c)) results.push_back(*recording.recorded(c));
+    }
+    export_kernel_tuner(out, TuningKey{.spec_name = "coulomb", .spec_hash = {}, .device = recording.device()}, results);
+  }
+  EXPECT_EQ(recorded_runtimes(Recording::load(exported)).fingerprint, runtimes.fingerprint);
+  std::filesystem::remove(exported);
 
   const auto file = temp_file("recorded.json");
   CounterModel::train(training_set(recording, "coulomb_rtx2080"), {.kind = ModelKind::Tree}).save(file);
