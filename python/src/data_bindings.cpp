@@ -196,6 +196,8 @@ class PyModel {
     out["kernel"] = p.kernel;
     out["device"] = p.device;
     out["rows"] = p.rows;
+    // configurations whose runtimes the model carries (guided's source; docs/models.md)
+    out["recorded"] = model_.recorded_runtimes().rows();
     return out;
   }
   void save(const std::filesystem::path& path) const { model_.save(path); }

@@ -160,6 +160,8 @@ def test_a_model_saves_loads_and_measures_its_accuracy(tmp_path):
     model.save(tmp_path / "model.json")
     loaded = steer.load_model(tmp_path / "model.json")
     assert loaded.counters == model.counters and loaded.provenance["rows"] > 0
+    # the runtimes of every configuration that ran travel with it: guided's source
+    assert loaded.provenance["recorded"] == steer.Recording.load(data).valid
     assert set(loaded.accuracy(data)) == set(model.counters)
     held_out = steer.held_out_accuracy(data, kind="tree", holdout=0.3)
     assert set(held_out) <= set(model.counters) and held_out
