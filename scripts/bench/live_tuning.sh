@@ -8,8 +8,9 @@
 #
 # SEARCHER is any `steer searchers` name; `guided` (and `default-model`, the default searcher
 # given the model) get --model MODEL and --set source=SOURCE (a recording of the kernel on
-# another GPU or input, usually MODEL's: docs/models.md); without SOURCE, source=none, so that
-# the runtimes MODEL carries of its own recording are not transferred either. Writes
+# another GPU or input: docs/models.md). SOURCE=model: no setting, so the runtimes MODEL
+# carries of its own recording are the source, as for a user who passes only --model;
+# without SOURCE, source=none: no source at all. Writes
 # OUT/KERNEL_SEARCHER_SEED.{db,log,json}. STEER: the binary (default build/steer); TUNE_ARGS:
 # more `steer tune` options for every tuning (e.g. "--objective energy").
 set -euo pipefail
@@ -31,7 +32,7 @@ for seed in $seeds; do
         [ -n "${MODEL:-}" ] || { echo "live_tuning.sh: $searcher needs MODEL=FILE" >&2; exit 2; }
         [ "$searcher" = default-model ] && args=(--searcher default)
         args+=(--model "$MODEL")
-        args+=(--set "source=${SOURCE:-none}")
+        [ "${SOURCE:-}" = model ] || args+=(--set "source=${SOURCE:-none}")
         ;;
     esac
     stem="$out/${kernel}_${name}_${seed}"
