@@ -2,13 +2,16 @@
 // source_order ranks the tuned space's configurations by the source's runtimes, and the
 // transfer searcher tests them in that order before the rest, each once.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <set>
 
 #include "search/source_recording.hpp"
 #include "steer/error.hpp"
+#include "steer/model.hpp"
 #include "steer/recording.hpp"
 #include "steer/searcher.hpp"
 
@@ -102,6 +105,28 @@ TEST(TransferSearcher, TestsTheSourcesFastestFirstThenEveryOtherConfigurationOnc
   for (std::size_t i = 0; i < 10; ++i) EXPECT_EQ(tested[i], order[i].second) << i;
   EXPECT_EQ(tested.size(), space.size());
   EXPECT_EQ(std::set<ConfigIndex>(tested.begin(), tested.end()).size(), space.size());
+}
+
+// A counter model carries the runtimes of the recording it was trained on: given a model and
+// no file, transfer follows that recording, except in a replay of those very measurements.
+TEST(TransferSearcher, TakesTheRecordingOfAModelAsItsSource) {
+  const Recording tuned = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
+  const std::string source_file = (kData / "ktt/coulomb_gtx1070.ktt.json.gz").string();
+  const Recording source = Recording::load(source_file);
+  const std::filesystem::path model =
+      std::filesystem::temp_directory_path() / ("steer_transfer_test_" + std::to_string(getpid()) + ".json");
+  CounterModel::train(training_set(source, source_file), {.kind = ModelKind::Tree}).save(model);
+  auto searcher = make_searcher("transfer", SearcherOptions{.seed = 3, .model_path = model.string()});
+  searcher->start(tuned.space());
+  const auto order = search::source_order(tuned.space(), source);
+  const std::vector<Proposal> first = searcher->propose(5);
+  ASSERT_EQ(first.size(), 5u);
+  for (std::size_t i = 0; i < first.size(); ++i) EXPECT_EQ(first[i].config, order[i].second) << i;
+  EXPECT_THROW(make_searcher("transfer", SearcherOptions{.seed = 3,
+                                                         .model_path = model.string(),
+                                                         .replayed = recorded_runtimes(source).fingerprint}),
+               Error);
+  std::filesystem::remove(model);
 }
 
 TEST(TransferSearcher, NeedsASource) {
