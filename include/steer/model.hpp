@@ -175,6 +175,14 @@ class CounterModel {
   std::unique_ptr<Impl> impl_;
 };
 
+// Whether `recording` replays measurements `model` was trained on: 90 % or more of its
+// configurations that ran are among the model's recorded ones, with the same runtime to 6
+// significant digits. So it is when the model was trained on this recording, read from any
+// format, or on a superset of it (a replay over the configurations with energy, with
+// counters, or laid over a narrower spec). Another GPU's or input's measurements never agree
+// so closely. A model without recorded runtimes replays nothing.
+bool replays_training_measurements(const Recording& recording, const CounterModel& model);
+
 // Trains on a random (seeded) `1 - holdout` of the rows and measures the accuracy on the rest;
 // what `steer model train` prints before it trains the final model on all rows.
 ModelAccuracy held_out_accuracy(const TrainingSet& data, const TrainOptions& options, double holdout = 0.2);

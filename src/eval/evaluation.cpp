@@ -82,7 +82,14 @@ std::vector<RunOutcome> simulate_runs(const Recording& recording, const std::str
   const std::map<std::string, std::string> settings = settings_for(name, options.settings);
   SimulationOptions simulation = options.simulation;
   if (horizon) simulation.horizon = horizon;
-  const std::string replayed = options.model_path.empty() ? std::string() : recorded_runtimes(recording).fingerprint;
+  // The runtimes a searcher must not transfer: those of the measurements replayed, which a
+  // model trained on them (or on a superset of them) carries under its own fingerprint.
+  std::string replayed;
+  if (!options.model_path.empty()) {
+    const CounterModel model = CounterModel::load(options.model_path);
+    replayed = replays_training_measurements(recording, model) ? model.recorded_runtimes().fingerprint
+                                                               : recorded_runtimes(recording).fingerprint;
+  }
   parallel_for(options.runs, options.threads, [&](std::uint64_t r) {
     SearcherOptions searcher_options{.seed = options.seed + r,
                                      .model_path = options.model_path,

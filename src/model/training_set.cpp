@@ -7,6 +7,9 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
+#include <span>
+#include <unordered_set>
 
 #include "core/content_hash.hpp"
 #include "steer/model.hpp"
@@ -56,16 +59,31 @@ TrainingSet TrainingSet::subset(std::span<const std::size_t> which) const {
   return out;
 }
 
+namespace {
+
+// Positions of `parameters` in name order.
+std::vector<std::size_t> by_name(const std::vector<Parameter>& parameters) {
+  std::vector<std::size_t> order(parameters.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return parameters[a].name < parameters[b].name; });
+  return order;
+}
+
+// One measurement as text, whatever the file's format or order: the parameters in name order,
+// the runtime to 6 significant digits.
+std::string measurement_text(const std::vector<Parameter>& parameters, std::span<const std::size_t> order,
+                             std::span<const std::uint32_t> values, double runtime_ms) {
+  std::string text;
+  for (std::size_t p : order) text += fmt::format("{}={},", parameters[p].name, parameters[p].values[values[p]].to_string());
+  return text + fmt::format("{:.6g}", runtime_ms);
+}
+
+}  // namespace
+
 RecordedRuntimes recorded_runtimes(const Recording& recording) {
   const Space& space = recording.space();
   RecordedRuntimes out;
-  // The fingerprint is of the measurements, not of how a file holds them: rows as text with
-  // parameters in name order, runtimes to 6 significant digits, rows sorted. So the same
-  // recording read from another format (a results store, a Kernel Tuner export) matches.
-  std::vector<std::size_t> by_name(space.parameters().size());
-  std::iota(by_name.begin(), by_name.end(), std::size_t{0});
-  std::sort(by_name.begin(), by_name.end(),
-            [&](std::size_t a, std::size_t b) { return space.parameters()[a].name < space.parameters()[b].name; });
+  const std::vector<std::size_t> order = by_name(space.parameters());
   std::vector<std::string> rows;
   ValueIndices indices(space.parameters().size());
   for (ConfigIndex c = 0; c < space.size(); ++c) {
@@ -75,17 +93,49 @@ RecordedRuntimes recorded_runtimes(const Recording& recording) {
     space.value_indices(c, indices);
     out.values.emplace_back(indices.begin(), indices.end());
     out.runtime_ms.push_back(runtime);
-    std::string row;
-    for (std::size_t p : by_name) {
-      row += fmt::format("{}={},", space.parameters()[p].name, space.parameters()[p].values[indices[p]].to_string());
-    }
-    rows.push_back(row + fmt::format("{:.6g}", runtime));
+    rows.push_back(measurement_text(space.parameters(), order, indices, runtime));
   }
+  // The fingerprint is of the measurements, not of how a file holds them: rows sorted.
   std::sort(rows.begin(), rows.end());
   ContentHash hash;
   for (const std::string& row : rows) hash.add(row);
   out.fingerprint = hash.hex();
   return out;
+}
+
+bool replays_training_measurements(const Recording& recording, const CounterModel& model) {
+  const RecordedRuntimes& trained = model.recorded_runtimes();
+  if (trained.rows() == 0) return false;
+  const std::vector<Parameter>& parameters = model.parameters();
+  const std::vector<std::size_t> order = by_name(parameters);
+  std::unordered_set<std::string> measured;
+  for (std::size_t r = 0; r < trained.rows(); ++r) {
+    measured.insert(measurement_text(parameters, order, trained.values[r], trained.runtime_ms[r]));
+  }
+  // The recording's configurations in the model's parameters (values by position in the
+  // model's lists); one the model's lists lack cannot be among its measurements.
+  const Space& space = recording.space();
+  std::vector<std::optional<std::size_t>> at(parameters.size());
+  for (std::size_t p = 0; p < parameters.size(); ++p) at[p] = space.find_parameter(parameters[p].name);
+  std::size_t ran = 0, found = 0;
+  std::vector<std::uint32_t> values(parameters.size());
+  for (ConfigIndex c = 0; c < space.size(); ++c) {
+    if (!recording.present(c) || recording.status(c) != Status::Ok || !std::isfinite(recording.runtime_ms(c))) continue;
+    ++ran;
+    bool known = true;
+    for (std::size_t p = 0; p < parameters.size() && known; ++p) {
+      if (!at[p]) {
+        known = parameters[p].values.size() == 1;
+        values[p] = 0;
+        continue;
+      }
+      const auto value = std::find(parameters[p].values.begin(), parameters[p].values.end(), space.value(c, *at[p]));
+      known = value != parameters[p].values.end();
+      values[p] = static_cast<std::uint32_t>(value - parameters[p].values.begin());
+    }
+    found += known && measured.contains(measurement_text(parameters, order, values, recording.runtime_ms(c)));
+  }
+  return ran > 0 && 10 * found >= 9 * ran;
 }
 
 TrainingSet training_set(const Recording& recording, std::string source) {

@@ -100,11 +100,11 @@ TEST(Evaluation, CompilesAheadOverlapAsTheLoopsPoolOverlapsThem) {
 }
 
 // A model carries its training recording's runtimes, which guided transfers as a source; a
-// replay of those very measurements (a model trained on the recording replayed) must not
-// hand them over: they are the answers.
+// replay of those very measurements or of part of them (a model trained on the recording
+// replayed) must not hand them over: they are the answers.
 TEST(Evaluation, AModelTrainedOnTheReplayedRecordingLendsNoRuntimes) {
   const std::filesystem::path data = STEER_DATA_DIR "/recordings/ktt";
-  auto routes = [&](const std::string& trained_on, const std::string& source) {
+  auto routes = [&](const std::string& trained_on, const std::string& source, bool part = false) {
     const std::filesystem::path model = std::filesystem::temp_directory_path() /
                                         ("steer_evaluation_test_" + std::to_string(getpid()) + ".json");
     const Recording training = Recording::load(data / trained_on);
@@ -113,13 +113,19 @@ TEST(Evaluation, AModelTrainedOnTheReplayedRecordingLendsNoRuntimes) {
     options.keep_routes = true;
     options.model_path = model.string();
     if (!source.empty()) options.settings["guided.source"] = source;
-    const Evaluation e = evaluate(Recording::load(data / "coulomb_rtx2080.ktt.json.gz"), {"guided"}, options);
+    // A part of the recording, as a replay over the configurations with energy is.
+    ImportedRecording imported = import_recording(data / "coulomb_rtx2080.ktt.json.gz");
+    if (part) imported.results.resize(imported.results.size() / 2);
+    const Recording replayed = Recording::from_import(imported);
+    const Evaluation e = evaluate(replayed, {"guided"}, options);
     std::filesystem::remove(model);
     std::vector<std::vector<ConfigIndex>> out;
     for (const RunSummary& run : e.searchers[0].per_run) out.push_back(run.tested);
     return out;
   };
   EXPECT_EQ(routes("coulomb_rtx2080.ktt.json.gz", ""), routes("coulomb_rtx2080.ktt.json.gz", "none"));
+  EXPECT_EQ(routes("coulomb_rtx2080.ktt.json.gz", "", true), routes("coulomb_rtx2080.ktt.json.gz", "none", true))
+      << "a replay of part of the model's measurements";
   EXPECT_NE(routes("coulomb_gtx1070.ktt.json.gz", ""), routes("coulomb_gtx1070.ktt.json.gz", "none"))
       << "another GPU's runtimes are a source";
 }

@@ -301,11 +301,20 @@ TEST(TrainingSetOfARecording, CarriesTheRuntimesOfEveryConfigurationThatRanThrou
   EXPECT_EQ(loaded.recorded_runtimes().runtime_ms, runtimes.runtime_ms);
   EXPECT_EQ(loaded.recorded_runtimes().fingerprint, runtimes.fingerprint);
 
+  // A replay of these measurements, or of a part of them, is told apart from another GPU's.
+  EXPECT_TRUE(replays_training_measurements(recording, loaded));
+  EXPECT_TRUE(replays_training_measurements(Recording::from_import(reordered), loaded));
+  ImportedRecording part = reordered;
+  part.results.resize(part.results.size() / 3);
+  EXPECT_TRUE(replays_training_measurements(Recording::from_import(part), loaded));
+  EXPECT_FALSE(replays_training_measurements(Recording::load(kData / "ktt/coulomb_gtx1070.ktt.json.gz"), loaded));
+
   nlohmann::json json = loaded.to_json();
   json["recorded"]["rows"][3][0] = 1000;  // no such value of the first parameter
   EXPECT_THROW(CounterModel::from_json(json), ModelError);
   json.erase("recorded");
   EXPECT_EQ(CounterModel::from_json(json).recorded_runtimes().rows(), 0u) << "a model file without them";
+  EXPECT_FALSE(replays_training_measurements(recording, CounterModel::from_json(json)));
 }
 
 TEST(TrainingSetOfARecording, ARecordingWithoutCountersIsAnError) {
