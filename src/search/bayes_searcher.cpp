@@ -1237,9 +1237,8 @@ std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOption
   if (with_model) bayes.counter_model = search::load_model_cached(options.model_path);
   if (!source.empty() && source != "none") {
     bayes.source = search::load_source_runtimes_cached(source);
-  } else if (source.empty() && with_model && bayes.counter_model->recorded_runtimes().rows() > 0 &&
-             bayes.counter_model->recorded_runtimes().fingerprint != options.replayed) {
-    bayes.source = search::load_model_source_cached(options.model_path);
+  } else if (source.empty() && with_model) {
+    bayes.source = search::model_source(options);
   }
   // The source's runtimes are a guess for time: under another objective its fastest is still
   // tested first (unprofiled; the reaction's profile is the next test), but its prior mean and

@@ -12,6 +12,7 @@
 #include "search/source_recording.hpp"
 #include "steer/model.hpp"
 #include "steer/recording.hpp"
+#include "steer/searcher.hpp"
 
 namespace steer::search {
 
@@ -44,6 +45,16 @@ inline std::shared_ptr<const SourceRuntimes> load_source_runtimes_cached(const s
 // CounterModel::load.
 inline std::shared_ptr<const SourceRuntimes> load_model_source_cached(const std::string& path) {
   return load_cached<SourceRuntimes>(path, [](const std::string& p) { return source_runtimes(*load_model_cached(p)); });
+}
+
+// The source a searcher's model is: the runtimes it carries of its training recording. None
+// without a model, from a model that carries none, or in a replay of those very measurements
+// (SearcherOptions::replayed): they would be the answers.
+inline std::shared_ptr<const SourceRuntimes> model_source(const SearcherOptions& options) {
+  if (options.model_path.empty()) return nullptr;
+  const RecordedRuntimes& recorded = load_model_cached(options.model_path)->recorded_runtimes();
+  if (recorded.rows() == 0 || recorded.fingerprint == options.replayed) return nullptr;
+  return load_model_source_cached(options.model_path);
 }
 
 }  // namespace steer::search

@@ -59,14 +59,12 @@ std::unique_ptr<Searcher> make_transfer_searcher(const SearcherOptions& options)
   search::Settings settings("transfer", options.settings);
   const std::string source = settings.text("source");
   settings.finish();
-  if (!source.empty()) return std::make_unique<TransferSearcher>(options.seed, search::load_source_runtimes_cached(source));
-  // A counter model carries the runtimes of its training recording: that recording is the
-  // source, unless a replay replays those very measurements (they would be the answers).
-  if (!options.model_path.empty()) {
-    const std::shared_ptr<const CounterModel> model = search::load_model_cached(options.model_path);
-    if (model->recorded_runtimes().rows() > 0 && model->recorded_runtimes().fingerprint != options.replayed) {
-      return std::make_unique<TransferSearcher>(options.seed, search::load_model_source_cached(options.model_path));
-    }
+  if (!source.empty()) {
+    return std::make_unique<TransferSearcher>(options.seed, search::load_source_runtimes_cached(source));
+  }
+  // A counter model carries the runtimes of its training recording: that recording is the source.
+  if (auto from_model = search::model_source(options)) {
+    return std::make_unique<TransferSearcher>(options.seed, std::move(from_model));
   }
   throw Error(
       "searcher 'transfer': name the recording to transfer from with --set transfer.source=FILE (a results "
