@@ -45,10 +45,10 @@ struct SearcherOptions {
   // whatever it is; one that brings knowledge of its own (a source recording's runtimes)
   // may weigh it by the objective.
   std::string objective = "time";
-  // Set by a replay (steer simulate): the fingerprint (RecordedRuntimes::fingerprint) of the
-  // measurements it replays, or of the model's when it replays measurements the model was
-  // trained on (replays_training_measurements). A searcher does not transfer runtimes that
-  // carry it: they are the answers, not knowledge from elsewhere.
+  // Set by a replay (steer simulate) of measurements the model was trained on
+  // (replays_training_measurements): the model's RecordedRuntimes::fingerprint. A searcher
+  // does not transfer runtimes that carry it: they are the answers, not knowledge from
+  // elsewhere.
   std::string replayed;
 };
 

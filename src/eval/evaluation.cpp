@@ -75,21 +75,22 @@ std::map<std::string, std::string> settings_for(const std::string& searcher,
 
 namespace {
 
+// The fingerprint of the runtimes searchers must not transfer in a replay of `recording`: the
+// model's, when the replay replays measurements the model was trained on (they are the
+// answers); otherwise none.
+std::string replayed_fingerprint(const Recording& recording, const std::string& model_path) {
+  if (model_path.empty()) return {};
+  const CounterModel model = CounterModel::load(model_path);
+  return replays_training_measurements(recording, model) ? model.recorded_runtimes().fingerprint : std::string();
+}
+
 std::vector<RunOutcome> simulate_runs(const Recording& recording, const std::string& name,
-                                      const EvaluationOptions& options,
+                                      const EvaluationOptions& options, const std::string& replayed,
                                       std::optional<RunHorizon> horizon = std::nullopt) {
   std::vector<RunOutcome> outcomes(options.runs);
   const std::map<std::string, std::string> settings = settings_for(name, options.settings);
   SimulationOptions simulation = options.simulation;
   if (horizon) simulation.horizon = horizon;
-  // The runtimes a searcher must not transfer: those of the measurements replayed, which a
-  // model trained on them (or on a superset of them) carries under its own fingerprint.
-  std::string replayed;
-  if (!options.model_path.empty()) {
-    const CounterModel model = CounterModel::load(options.model_path);
-    replayed = replays_training_measurements(recording, model) ? model.recorded_runtimes().fingerprint
-                                                               : recorded_runtimes(recording).fingerprint;
-  }
   parallel_for(options.runs, options.threads, [&](std::uint64_t r) {
     SearcherOptions searcher_options{.seed = options.seed + r,
                                      .model_path = options.model_path,
@@ -227,11 +228,13 @@ Evaluation evaluate(const Recording& recording, const std::vector<std::string>& 
     }
   }
   // Unknown names and bad settings fail here, before any run (names listing the known ones).
+  const std::string replayed = replayed_fingerprint(recording, options.model_path);
   for (const std::string& name : searchers) {
     make_searcher(name, SearcherOptions{.seed = options.seed,
                                         .model_path = options.model_path,
                                         .settings = settings_for(name, options.settings),
-                                        .objective = options.simulation.objective.name()});
+                                        .objective = options.simulation.objective.name(),
+                                        .replayed = replayed});
   }
 
   const std::vector<double> values = objective_values(recording, options.simulation.objective);
@@ -256,7 +259,8 @@ Evaluation evaluate(const Recording& recording, const std::vector<std::string>& 
   evaluation.configs = recording.space().size();
   evaluation.valid = recording.valid_count();
   for (const std::string& name : searchers) {
-    evaluation.searchers.push_back(summarise(name, simulate_runs(recording, name, options), options.time_points));
+    evaluation.searchers.push_back(
+        summarise(name, simulate_runs(recording, name, options, replayed), options.time_points));
   }
   if (options.score) {
     // Runs of their own, with the same seeds, that go on past the target to the end cut-offs
@@ -272,7 +276,7 @@ Evaluation evaluate(const Recording& recording, const std::vector<std::string>& 
     score_options.keep_routes = false;
     for (SearcherEvaluation& e : evaluation.searchers) {
       std::vector<RunTrace> runs;
-      for (RunOutcome& outcome : simulate_runs(recording, e.name, score_options, horizon)) {
+      for (RunOutcome& outcome : simulate_runs(recording, e.name, score_options, replayed, horizon)) {
         runs.push_back(trace_of(outcome.end_s, outcome.improvements));
       }
       e.score = score_runs(baseline, cutoffs, runs);
@@ -313,7 +317,8 @@ Evaluation evaluate(const Recording& recording, const std::vector<std::string>& 
   baseline_options.settings.clear();
   double random_mean = random != evaluation.searchers.end()
                            ? random->mean_tests
-                           : summarise(baseline, simulate_runs(recording, baseline, baseline_options), 2).mean_tests;
+                           : summarise(baseline, simulate_runs(recording, baseline, baseline_options, replayed), 2)
+                                 .mean_tests;
   if (!std::isnan(random_mean)) {
     for (SearcherEvaluation& e : evaluation.searchers) {
       if (!std::isnan(e.mean_tests)) e.ratio_to_random = e.mean_tests / random_mean;

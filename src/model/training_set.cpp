@@ -65,7 +65,8 @@ namespace {
 std::vector<std::size_t> by_name(const std::vector<Parameter>& parameters) {
   std::vector<std::size_t> order(parameters.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return parameters[a].name < parameters[b].name; });
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return parameters[a].name < parameters[b].name; });
   return order;
 }
 
@@ -74,7 +75,9 @@ std::vector<std::size_t> by_name(const std::vector<Parameter>& parameters) {
 std::string measurement_text(const std::vector<Parameter>& parameters, std::span<const std::size_t> order,
                              std::span<const std::uint32_t> values, double runtime_ms) {
   std::string text;
-  for (std::size_t p : order) text += fmt::format("{}={},", parameters[p].name, parameters[p].values[values[p]].to_string());
+  for (std::size_t p : order) {
+    text += fmt::format("{}={},", parameters[p].name, parameters[p].values[values[p]].to_string());
+  }
   return text + fmt::format("{:.6g}", runtime_ms);
 }
 
