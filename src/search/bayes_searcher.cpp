@@ -122,6 +122,14 @@ struct BayesOptions {
   // not from the whole space. A slow test costs its runtime, and even a source whose fastest
   // misleads ranks the tuned space's halves better than chance (gemm at 128^3 for 4096^3).
   double design_share = 1;
+  // Without a source, with a counter model: the work the model predicts of each
+  // configuration, sqrt(INST_EXE * (DRAM_RT + DRAM_WT + 1)) (instructions and DRAM traffic,
+  // what a compute-bound and a memory-bound kernel's runtime grow with), stands in for a
+  // source's runtimes: the prior mean's shape (source_prior), the design pool (design_share)
+  // and candidates (source_candidates), its feature (source_weight); nothing is tested first
+  // for it. The fitted factor b fades it where work does not rank the tuned GPU's runtimes.
+  bool work_prior = false;
+  std::uint64_t initial_samples_without_prior = 0;  // where work_prior finds no work to rank by (0: initial_samples)
   // With reaction_draws > 0 (and a model): the first design point (after the source's fastest)
   // is profiled, and the expert
   // system's reaction to its bottlenecks draws that many of the initial samples (eq. 12, 13).
@@ -354,9 +362,11 @@ class BayesSearcher final : public Searcher {
       counter_features_ = counter_features(predicted_);
     }
     std::vector<ConfigIndex> first;
-    if (options_.source) {
-      const std::vector<std::pair<double, ConfigIndex>> order = search::source_order(space, *options_.source);
-      for (std::size_t i = 0; i < order.size() && first.size() < options_.source_first; ++i) {
+    const std::vector<std::pair<double, ConfigIndex>> order =
+        options_.source ? search::source_order(space, *options_.source)
+                        : (options_.work_prior ? work_order() : std::vector<std::pair<double, ConfigIndex>>{});
+    if (!order.empty()) {
+      for (std::size_t i = 0; options_.source && i < order.size() && first.size() < options_.source_first; ++i) {
         first.push_back(order[i].second);
       }
       if (options_.design_stop && options_.source_prior > 0) source_first_ = first;
@@ -378,7 +388,10 @@ class BayesSearcher final : public Searcher {
     dims_ = parameter_dims_ + counter_features_.size();
     if (dims_ == 0) throw Error(fmt::format("searcher '{}': no features: the model predicts no counter that varies", options_.name));
     memory_.reset(space.size());
-    const std::uint64_t samples = std::max<std::uint64_t>(options_.initial_samples, devices_);
+    // The smaller design of a prior mean only where the predicted work gives one.
+    const bool no_work = options_.work_prior && order.empty() && options_.initial_samples_without_prior > 0;
+    const std::uint64_t samples =
+        std::max<std::uint64_t>(no_work ? options_.initial_samples_without_prior : options_.initial_samples, devices_);
     initial_ = options_.latin_hypercube ? search::latin_hypercube(space, samples, random_)
                                         : space.sample(random_.engine(), samples);
     profiled_at_ = first.size();
@@ -398,7 +411,7 @@ class BayesSearcher final : public Searcher {
     choices_ = 0;
     // A source's prior mean that design_stop will not judge is trusted at once; otherwise the
     // unproven margin holds until design_stop finds the source's fastest ahead.
-    const bool trusted = options_.source && options_.source_prior > 0 && source_first_.empty();
+    const bool trusted = !order.empty() && options_.source_prior > 0 && source_first_.empty();
     xi_ = trusted || options_.xi_unproven < 0 ? options_.xi : options_.xi_unproven;
     next_fit_ = std::max<std::size_t>(options_.fit_from, options_.initial_samples);
     measured_.clear();
@@ -746,6 +759,24 @@ class BayesSearcher final : public Searcher {
     initial_.insert(initial_.end(), drawn.begin(), drawn.end());
     const std::size_t keep = rest.size() > drawn.size() ? rest.size() - drawn.size() : 0;
     initial_.insert(initial_.end(), rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(keep));
+  }
+
+  // The predicted work of every configuration (work_prior), least first (ties: lower index);
+  // empty where the model predicts no instructions or no DRAM traffic, or they do not vary.
+  std::vector<std::pair<double, ConfigIndex>> work_order() const {
+    const float* instructions = predicted_.counter("INST_EXE");
+    const float* reads = predicted_.counter("DRAM_RT");
+    const float* writes = predicted_.counter("DRAM_WT");
+    std::vector<std::pair<double, ConfigIndex>> order;
+    if (instructions == nullptr || (reads == nullptr && writes == nullptr)) return order;
+    order.reserve(predicted_.configs);
+    for (ConfigIndex c = 0; c < predicted_.configs; ++c) {
+      const double traffic = (reads ? std::max(0.0f, reads[c]) : 0.0) + (writes ? std::max(0.0f, writes[c]) : 0.0);
+      order.emplace_back(std::sqrt(std::max(1.0, static_cast<double>(instructions[c])) * (traffic + 1)), c);
+    }
+    std::sort(order.begin(), order.end());
+    if (order.front().first == order.back().first) order.clear();
+    return order;
   }
 
   // The source's runtime of each configuration as log(runtime) scaled to [0, 1], times
@@ -1244,9 +1275,13 @@ std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOption
   // tested first (unprofiled; the reaction's profile is the next test), but its prior mean and
   // the smaller initial design, which lean on its runtimes, are off.
   const bool source_for_time = bayes.source && options.objective == "time";
-  const std::uint64_t samples = !source_for_time || bayes.initial_samples_with_source == 0
+  // Without a source the model's predicted work stands in for one, tuning for time.
+  if (with_model) bayes.work_prior = settings.flag("work_prior", bayes.work_prior) && !bayes.source && options.objective == "time";
+  const bool prior_for_time = source_for_time || bayes.work_prior;
+  const std::uint64_t samples = !prior_for_time || bayes.initial_samples_with_source == 0
                                     ? bayes.initial_samples
                                     : bayes.initial_samples_with_source;
+  bayes.initial_samples_without_prior = settings.integer("popsize", bayes.initial_samples, 1, 1'000'000);
   bayes.initial_samples = settings.integer("popsize", samples, 1, 1'000'000);
   bayes.latin_hypercube = settings.choice("samplingmethod", "lhs", {"lhs", "random"}) == "lhs";
   bayes.spread = settings.integer("spread", bayes.spread, 0, 1'000'000);
@@ -1277,7 +1312,7 @@ std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOption
     bayes.xi_unproven = settings.number("xi_unproven", bayes.xi_unproven, 0, 1e6);
     bayes.source_first = settings.integer("source_first", bayes.source_first, 0, 1'000'000);
     bayes.source_weight = settings.number("source_weight", bayes.source_weight, 0, 1e6);
-    bayes.source_prior = settings.number("source_prior", source_for_time ? bayes.source_prior : 0, 0, 1e6);
+    bayes.source_prior = settings.number("source_prior", prior_for_time ? bayes.source_prior : 0, 0, 1e6);
     bayes.source_candidates = settings.integer("source_candidates", bayes.source_candidates, 0, 1'000'000);
     const std::uint64_t draws = options.objective == "time" ? bayes.reaction_draws : bayes.reaction_draws_not_time;
     bayes.reaction_draws = settings.integer("reaction_draws", draws, 0, 1'000'000);
@@ -1318,6 +1353,10 @@ std::unique_ptr<Searcher> make_guided_searcher(const SearcherOptions& options) {
   // with a source tuning for time drawn from the source's faster half.
   guided.spread = 5;
   guided.design_share = 0.5;
+  // Without a source, the model's predicted work stands in for one: over the pairs of
+  // recordings where the model comes from another GPU or input, told to use no source, it
+  // raised P most; on the recordings tuned with their own model, on the mean (docs/searchers.md).
+  guided.work_prior = true;
   guided.parameter_weight = 0.1;
   // ... but at full weight, as in `bayes`, a parameter the model cannot tell apart.
   guided.unmodelled_weight = 1;
