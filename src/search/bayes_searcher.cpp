@@ -1353,9 +1353,9 @@ std::unique_ptr<Searcher> make_guided_searcher(const SearcherOptions& options) {
   // with a source tuning for time drawn from the source's faster half.
   guided.spread = 5;
   guided.design_share = 0.5;
-  // Without a source, the model's predicted work stands in for one: over the pairs of
-  // recordings where the model comes from another GPU or input, told to use no source, it
-  // raised P most; on the recordings tuned with their own model, on the mean (docs/searchers.md).
+  // Without a source, the model's predicted work stands in for one: it raised P on most pairs
+  // of recordings where the model comes from another GPU or input and no source is given, and
+  // on the mean of those tuned with their own model (docs/searchers.md).
   guided.work_prior = true;
   guided.parameter_weight = 0.1;
   // ... but at full weight, as in `bayes`, a parameter the model cannot tell apart.
