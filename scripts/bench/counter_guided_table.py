@@ -146,9 +146,15 @@ def main():
             cells.append(f"{v[0]:.3f} / {v[1]:.3f}" if v and v[0] is not None else "")
         print(f"| {n} | " + " | ".join(cells) + " |")
     print()
-    print("| recording | first over time | first over tests |")
+    print_leaders(results, "recording")
+
+
+def print_leaders(results, heading):
+    """A markdown table of which searcher leads each column of `results` ({column: {searcher:
+    (P over time, P over tests)}}) on each axis, and which follows it."""
+    print(f"| {heading} | first over time | first over tests |")
     print("|---|---|---|")
-    for s in spaces:
+    for s in results:
         lead = []
         for axis in (0, 1):
             ranked = sorted(((v[axis], n) for n, v in results[s].items() if v[axis] is not None), reverse=True)

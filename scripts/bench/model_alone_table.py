@@ -20,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 
+from counter_guided_table import print_leaders
+
 KTT, H200 = "data/recordings/ktt", "data/h200"
 # tuned recording, model recording, whether the kernel is compute-bound (spec)
 PAIRS = [
@@ -88,14 +90,7 @@ def main():
     for n in names:
         print(f"| {n} | " + " | ".join(f"{results[c][n][0]:.3f} / {results[c][n][1]:.3f}" for c in columns) + " |")
     print()
-    print("| tuned ← model | first over time | first over tests |")
-    print("|---|---|---|")
-    for c in columns:
-        lead = []
-        for axis in (0, 1):
-            ranked = sorted(((v[axis], n) for n, v in results[c].items()), reverse=True)
-            lead.append(f"{ranked[0][1]} {ranked[0][0]:.3f} (next: {ranked[1][1]} {ranked[1][0]:.3f})")
-        print(f"| {c} | {lead[0]} | {lead[1]} |")
+    print_leaders(results, "tuned ← model")
 
 
 if __name__ == "__main__":
