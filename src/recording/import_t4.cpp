@@ -4,20 +4,30 @@
 //     every time; metadata.device, kernel, problem_size, backend, spec_hash when present
 //     (Steer's T4 export writes them; the schema leaves metadata open)
 //   results[i]:
-//     configuration{} -> configuration (ints stay ints, floats floats, ...)
+//     configuration{} -> configuration (ints stay ints, floats floats, ...). KTT writes
+//       every value as a string ("16", "0.500000"): a parameter whose values are all
+//       numbers written as strings is read as numbers (ints if all are integers), so that
+//       its values are ordered and match a model or spec that has them as numbers. Files
+//       Steer wrote (metadata.generator "steer") keep their types as they are.
 //     invalidity: correct -> Ok, compile -> CompileError, runtime -> LaunchError,
 //       correctness -> InvalidOutput, timeout -> Timeout, constraints -> Skipped;
 //       a failure's message is the invalidity
 //     times.runtimes -> samples (median, min, max, stddev computed from them);
 //     times.compilation (or compilation_time, as the schema spells it) -> compile_ms;
 //     times.validation -> validation_ms; times.framework -> overhead_ms;
+//     times.profiling_runs + times.profiling_overhead (KTT) -> profiling_ms, and taken
+//       out of framework, which in KTT's files includes them;
 //     times.search_algorithm is the searcher's time, not the configuration's: left out
 //     measurements[{name, value, unit}]: "time" with a number -> mean_ms exactly as
 //       recorded (the tuner's objective; the one sample if there are no runtimes);
 //       other numbers -> counters under their name; strings (failure markers) are skipped
 //     timestamp -> timestamp
 #include <fmt/core.h>
+#include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <map>
+#include <optional>
 
 #include "steer/error.hpp"
 #include "steer/recording.hpp"
@@ -52,7 +62,12 @@ Result read_result(const Node& node, const TimeUnit& unit) {
     result.compile_ms = unit.to_ms(compilation_time->number());
   }
   if (auto validation = times.find("validation")) result.validation_ms = unit.to_ms(validation->number());
-  if (auto framework = times.find("framework")) result.overhead_ms = unit.to_ms(framework->number());
+  for (const char* key : {"profiling_runs", "profiling_overhead"}) {
+    if (auto profiling = times.find(key)) result.profiling_ms += unit.to_ms(profiling->number());
+  }
+  if (auto framework = times.find("framework")) {
+    result.overhead_ms = std::max(0.0, unit.to_ms(framework->number()) - result.profiling_ms);
+  }
 
   std::optional<double> recorded_time_ms;
   if (auto measurements = node.find("measurements")) {
@@ -80,6 +95,44 @@ Result read_result(const Node& node, const TimeUnit& unit) {
   return result;
 }
 
+// A number written as a string, as KTT writes every value: "16" -> 16, "0.500000" -> 0.5.
+std::optional<Value> number_in(const std::string& text) {
+  const char* first = text.data();
+  const char* last = first + text.size();
+  std::int64_t integer = 0;
+  if (auto [end, error] = std::from_chars(first, last, integer); error == std::errc() && end == last) return Value(integer);
+  double real = 0;
+  if (auto [end, error] = std::from_chars(first, last, real); error == std::errc() && end == last && std::isfinite(real)) {
+    return Value(real);
+  }
+  return std::nullopt;
+}
+
+// Every parameter whose values are all numbers written as strings becomes numeric: all
+// floats if any value has a fraction or exponent, else all ints.
+void read_numeric_strings(std::vector<Result>& results) {
+  std::map<std::string, bool, std::less<>> numeric;  // parameter -> all its values numeric strings
+  std::map<std::string, bool, std::less<>> any_float;
+  for (const Result& result : results) {
+    for (const auto& [name, value] : result.configuration) {
+      auto [it, added] = numeric.try_emplace(name, true);
+      std::optional<Value> number = value.is_string() ? number_in(value.as_string()) : std::nullopt;
+      if (!number) {
+        it->second = false;
+        continue;
+      }
+      if (number->is_float()) any_float[name] = true;
+    }
+  }
+  for (Result& result : results) {
+    for (auto& [name, value] : result.configuration) {
+      if (!numeric[name]) continue;
+      Value number = *number_in(value.as_string());
+      value = any_float.contains(name) ? Value(number.as_double()) : number;
+    }
+  }
+}
+
 }  // namespace
 
 ImportedRecording import_t4(const Node& root) {
@@ -87,6 +140,7 @@ ImportedRecording import_t4(const Node& root) {
   recording.format = RecordingFormat::T4;
   recording.runtime = RuntimeStatistic::Mean;  // the tuner's objective
   TimeUnit unit;  // T4's default: milliseconds
+  bool written_by_steer = false;
   if (auto metadata = root.find("metadata")) {
     if (auto name = metadata->find("timeunit")) unit = time_unit(*name);
     auto text = [&](const char* key) {
@@ -98,10 +152,12 @@ ImportedRecording import_t4(const Node& root) {
     recording.problem_size = text("problem_size");
     recording.backend = text("backend");
     recording.spec_hash = text("spec_hash");
+    written_by_steer = text("generator") == "steer";
   }
   Node results = root["results"];
   recording.results.reserve(results.size());
   for (std::size_t i = 0; i < results.size(); ++i) recording.results.push_back(read_result(results[i], unit));
+  if (!written_by_steer) read_numeric_strings(recording.results);
   recording.parameters = parameters_found(recording.results);
   return recording;
 }

@@ -1,4 +1,5 @@
 // Importers against the real recordings in data/recordings (see data/recordings/PROVENANCE.md).
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -266,6 +267,47 @@ TEST(ImportT4, ConvolutionA100MatchesTheCache) {
   EXPECT_EQ(t4.results.front().message, "");
   EXPECT_EQ(t4.results[766].message, "runtime");
   EXPECT_EQ(values_of(t4, "tile_size_x"), ints({1, 2, 3, 4}));
+}
+
+TEST(ImportT4, KttsStringValuesReadAsNumbersAndItsProfilingAsProfiling) {
+  // KTT 2.2 writes T4 with every value a string and the profiling passes inside
+  // "framework" (the layout of KTT's Examples/CoulombSum3d T4 output).
+  ScratchDir dir;
+  std::filesystem::path file = dir / "ktt.t4.json";
+  auto result = [](const char* unroll, const char* ratio, const char* mode, double us, bool profiled) {
+    std::string counters = profiled ? R"(, {"name": "smsp__inst_executed.sum", "type": "Double", "unit": "", "value": 341311488.0})" : "";
+    return fmt::format(R"({{"configuration": {{"INNER_UNROLL_FACTOR": "{}", "RATIO": "{}", "MODE": "{}"}},
+      "correctness": 1, "invalidity": "correct", "objectives": ["time"],
+      "measurements": [{{"name": "time", "unit": "", "value": {}}}{}],
+      "times": {{"compilation_time": 14958.313, "data": 79109.886, "framework": 298309.184, "kernel_overhead": 59740.158,
+                "profiling_overhead": {}, "profiling_runs": {}, "runtimes": [{}], "search_algorithm": 44.101,
+                "validation": 21.809}}, "timestamp": "2026-03-05 08:58:2 UTC"}})",
+                       unroll, ratio, mode, us, counters, profiled ? 65245.883 : 0.0, profiled ? 94213.257 : 0.0, us);
+  };
+  std::ofstream(file) << R"({"metadata": {"autotuner": "KTT", "autotuner_version": "2.2.0", "compute_api": "CUDA",
+    "device": "NVIDIA RTX 500 Ada Generation Laptop GPU", "timeunit": "microseconds"}, "results": [)"
+                      << result("0", "0.500000", "a", 4164.159, true) << ",\n"
+                      << result("16", "2.000000", "b", 2065.599, false) << "]}";
+  ImportedRecording rec = import_recording(file);
+  ASSERT_EQ(rec.results.size(), 2u);
+  EXPECT_EQ(values_of(rec, "INNER_UNROLL_FACTOR"), ints({0, 16}));
+  EXPECT_EQ(values_of(rec, "RATIO"), (std::vector<Value>{0.5, 2.0}));
+  EXPECT_TRUE(values_of(rec, "RATIO")[1].is_float());  // a float parameter's integral values stay floats
+  EXPECT_EQ(values_of(rec, "MODE"), (std::vector<Value>{"a", "b"}));
+  const Result& profiled = rec.results[0];
+  EXPECT_DOUBLE_EQ(profiled.time.mean_ms, 4.164159);
+  EXPECT_DOUBLE_EQ(profiled.profiling_ms, 65.245883 + 94.213257);
+  EXPECT_DOUBLE_EQ(profiled.overhead_ms, 298.309184 - 65.245883 - 94.213257);  // framework less profiling
+  EXPECT_EQ(profiled.counters.at("smsp__inst_executed.sum"), 341311488.0);
+  EXPECT_EQ(rec.results[1].profiling_ms, 0.0);
+  EXPECT_TRUE(rec.results[1].counters.empty());
+
+  // A file Steer wrote keeps its types: its strings are a spec's string values.
+  std::filesystem::path steer_file = dir / "steer.t4.json";
+  std::ofstream(steer_file) << R"({"metadata": {"generator": "steer", "timeunit": "milliseconds"}, "results": [
+    {"configuration": {"V": "1"}, "invalidity": "correct", "times": {"runtimes": [1.0]}, "measurements": []},
+    {"configuration": {"V": "2"}, "invalidity": "correct", "times": {"runtimes": [2.0]}, "measurements": []}]})";
+  EXPECT_EQ(values_of(import_recording(steer_file), "V"), (std::vector<Value>{"1", "2"}));
 }
 
 TEST(Import, ReadsPlainAndGzipAlike) {
