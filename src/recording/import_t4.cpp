@@ -21,6 +21,10 @@
 //     measurements[{name, value, unit}]: "time" with a number -> mean_ms exactly as
 //       recorded (the tuner's objective; the one sample if there are no runtimes);
 //       other numbers -> counters under their name; strings (failure markers) are skipped
+//     compilation_data (KTT) -> the counters KTT's JSON import gives (import_ktt.cpp):
+//       registers -> RegistersCount, local_memory_size -> LocalMemorySize, ...; threads <-
+//       global_size x local_size under CUDA (KTT writes CUDA's grid in blocks), global_size
+//       otherwise
 //     timestamp -> timestamp
 #include <fmt/core.h>
 #include <algorithm>
@@ -42,7 +46,26 @@ const std::map<std::string, Status, std::less<>> kInvalidities{
     {"correctness", Status::InvalidOutput}, {"timeout", Status::Timeout}, {"constraints", Status::Skipped},
 };
 
-Result read_result(const Node& node, const TimeUnit& unit) {
+double product_of_dimensions(const Node& size) { return size["x"].number() * size["y"].number() * size["z"].number(); }
+
+// KTT's compilation data as the counters its JSON import names them.
+void read_compilation_data(const Node& data, bool grid_in_blocks, Result& result) {
+  static constexpr std::pair<const char*, const char*> kFields[] = {{"registers", "RegistersCount"},
+                                                                    {"local_memory_size", "LocalMemorySize"},
+                                                                    {"private_memory_size", "PrivateMemorySize"},
+                                                                    {"constant_memory_size", "ConstantMemorySize"},
+                                                                    {"max_work_group_size", "MaxWorkGroupSize"}};
+  for (const auto& [field, name] : kFields) {
+    if (auto value = data.find(field)) result.counters[name] = value->number();
+  }
+  if (auto global = data.find("global_size")) {
+    double threads = product_of_dimensions(*global);
+    if (grid_in_blocks) threads *= product_of_dimensions(data["local_size"]);
+    result.counters["threads"] = threads;
+  }
+}
+
+Result read_result(const Node& node, const TimeUnit& unit, bool grid_in_blocks) {
   Result result;
   result.configuration = configuration_from_json(node["configuration"]);
   Node invalidity = node["invalidity"];
@@ -91,6 +114,7 @@ Result read_result(const Node& node, const TimeUnit& unit) {
     result.time = TimingStats::from_samples(std::move(samples));
     if (recorded_time_ms) result.time.mean_ms = *recorded_time_ms;
   }
+  if (auto data = node.find("compilation_data")) read_compilation_data(*data, grid_in_blocks, result);
   if (auto timestamp = node.find("timestamp")) result.timestamp = iso8601_utc(timestamp->string());
   return result;
 }
@@ -141,6 +165,7 @@ ImportedRecording import_t4(const Node& root) {
   recording.runtime = RuntimeStatistic::Mean;  // the tuner's objective
   TimeUnit unit;  // T4's default: milliseconds
   bool written_by_steer = false;
+  bool grid_in_blocks = false;
   if (auto metadata = root.find("metadata")) {
     if (auto name = metadata->find("timeunit")) unit = time_unit(*name);
     auto text = [&](const char* key) {
@@ -153,10 +178,11 @@ ImportedRecording import_t4(const Node& root) {
     recording.backend = text("backend");
     recording.spec_hash = text("spec_hash");
     written_by_steer = text("generator") == "steer";
+    grid_in_blocks = text("compute_api") == "CUDA";
   }
   Node results = root["results"];
   recording.results.reserve(results.size());
-  for (std::size_t i = 0; i < results.size(); ++i) recording.results.push_back(read_result(results[i], unit));
+  for (std::size_t i = 0; i < results.size(); ++i) recording.results.push_back(read_result(results[i], unit, grid_in_blocks));
   if (!written_by_steer) read_numeric_strings(recording.results);
   recording.parameters = parameters_found(recording.results);
   return recording;

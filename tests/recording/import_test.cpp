@@ -279,13 +279,15 @@ TEST(ImportT4, KttsStringValuesReadAsNumbersAndItsProfilingAsProfiling) {
     return fmt::format(R"({{"configuration": {{"INNER_UNROLL_FACTOR": "{}", "RATIO": "{}", "MODE": "{}"}},
       "correctness": 1, "invalidity": "correct", "objectives": ["time"],
       "measurements": [{{"name": "time", "unit": "", "value": {}}}{}],
+      "compilation_data": {{"constant_memory_size": 0, "global_size": {{"x": 16, "y": 64, "z": 256}}, "local_memory_size": 0,
+        "local_size": {{"x": 16, "y": 4, "z": 1}}, "max_work_group_size": 1024, "private_memory_size": 0, "registers": 44}},
       "times": {{"compilation_time": 14958.313, "data": 79109.886, "framework": 298309.184, "kernel_overhead": 59740.158,
                 "profiling_overhead": {}, "profiling_runs": {}, "runtimes": [{}], "search_algorithm": 44.101,
                 "validation": 21.809}}, "timestamp": "2026-03-05 08:58:2 UTC"}})",
                        unroll, ratio, mode, us, counters, profiled ? 65245.883 : 0.0, profiled ? 94213.257 : 0.0, us);
   };
   std::ofstream(file) << R"({"metadata": {"autotuner": "KTT", "autotuner_version": "2.2.0", "compute_api": "CUDA",
-    "device": "NVIDIA RTX 500 Ada Generation Laptop GPU", "timeunit": "microseconds"}, "results": [)"
+    "device": "NVIDIA RTX 500 Ada Generation Laptop GPU", "platform": "NVIDIA CUDA", "timeunit": "microseconds"}, "results": [)"
                       << result("0", "0.500000", "a", 4164.159, true) << ",\n"
                       << result("16", "2.000000", "b", 2065.599, false) << "]}";
   ImportedRecording rec = import_recording(file);
@@ -299,8 +301,11 @@ TEST(ImportT4, KttsStringValuesReadAsNumbersAndItsProfilingAsProfiling) {
   EXPECT_DOUBLE_EQ(profiled.profiling_ms, 65.245883 + 94.213257);
   EXPECT_DOUBLE_EQ(profiled.overhead_ms, 298.309184 - 65.245883 - 94.213257);  // framework less profiling
   EXPECT_EQ(profiled.counters.at("smsp__inst_executed.sum"), 341311488.0);
+  // Its compilation data as KTT's JSON import names it; CUDA's grid is in blocks.
+  EXPECT_EQ(profiled.counters.at("RegistersCount"), 44.0);
+  EXPECT_EQ(profiled.counters.at("threads"), 256.0 * 256 * 256);
   EXPECT_EQ(rec.results[1].profiling_ms, 0.0);
-  EXPECT_TRUE(rec.results[1].counters.empty());
+  EXPECT_FALSE(rec.results[1].counters.contains("smsp__inst_executed.sum"));
 
   // A file Steer wrote keeps its types: its strings are a spec's string values.
   std::filesystem::path steer_file = dir / "steer.t4.json";
