@@ -1,4 +1,4 @@
-// steer import: read recordings (KTT JSON, Kernel Tuner cache, T4, Steer JSON; gzip or
+// steer import: read recordings (KTT JSON or CSV, Kernel Tuner cache, T4, Steer JSON; gzip or
 // not) into a results store, one tuning per recording, skipping tests already there.
 #include <cstdio>
 #include <filesystem>
@@ -19,6 +19,7 @@ struct ImportArgs {
   std::vector<std::string> files;
   std::string db;
   std::string spec_name;
+  std::string device;
 };
 
 // A recording without a kernel name (T4 files from Kernel Tuner) is named after its
@@ -36,6 +37,12 @@ int run_import(const ImportArgs& args) {
   for (const std::string& file : args.files) {
     try {
       ImportedRecording recording = import_recording(file);
+      if (recording.device.empty() && !args.device.empty()) {
+        recording.device = args.device;
+        for (Result& result : recording.results) {
+          if (result.device.empty()) result.device = args.device;
+        }
+      }
       std::string spec_name = !args.spec_name.empty()     ? args.spec_name
                               : !recording.kernel.empty() ? recording.kernel
                                                           : name_from_file(file);
@@ -62,11 +69,14 @@ int run_import(const ImportArgs& args) {
 Runner register_import(CLI::App& app) {
   auto args = std::make_shared<ImportArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "import", "Import recordings (KTT JSON, Kernel Tuner cache, T4, Steer JSON; .gz or not) into a results store");
+      "import", "Import recordings (KTT JSON or CSV, Kernel Tuner cache, T4, Steer JSON; .gz or not) into a results store");
   cmd->add_option("files", args->files, "Recording files")->required()->check(CLI::ExistingFile);
   cmd->add_option("--db", args->db, "Results store (SQLite); created if missing")->required();
   cmd->add_option("--spec-name", args->spec_name,
                   "Name of the tuning (default: the kernel name the file records, else the file name)");
+  cmd->add_option("--device", args->device,
+                  "The GPU the files were measured on, for files that do not name it (KTT CSV, Kernel Tuner's T4), "
+                  "as the GPU calls itself (e.g. \"NVIDIA GeForce RTX 2080 Ti\"); a file that names its GPU keeps it");
   return [args] { return run_import(*args); };
 }
 

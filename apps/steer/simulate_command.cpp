@@ -281,7 +281,7 @@ Runner register_simulate(CLI::App& app) {
       "simulate", "Replay searchers against a recording: tests and simulated time to a well-performing configuration");
   command
       ->add_option("--data", args->data,
-                   "Recordings (KTT JSON, Kernel Tuner cache, T4, Steer JSON) or results stores, .gz read; "
+                   "Recordings (KTT JSON or CSV, Kernel Tuner cache, T4, Steer JSON) or results stores, .gz read; "
                    "several (comma-separated or repeated): each is simulated, and with --score P is also "
                    "aggregated over them")
       ->required()

@@ -30,8 +30,9 @@ enum class RecordingFormat {
   KernelTunerCache,  // Kernel Tuner cache file: tune_params_keys + cache{"v1,v2,...": {...}}
   T4,                // the shared autotuning results format: results[].configuration{}
   Steer,             // Steer JSON (export_steer_json): every Result field
+  KttCsv,            // KTT's CSV output: "Kernel name,Computation duration (us),Global size,..."
 };
-const char* to_string(RecordingFormat format) noexcept;  // "ktt", "kerneltuner", "t4", "steer"
+const char* to_string(RecordingFormat format) noexcept;  // "ktt", "kerneltuner", "t4", "steer", "ktt-csv"
 
 // A tuning parameter of a recording and the values it takes there, enough to rebuild
 // a Space: the declared value list where the format has one (Kernel Tuner), otherwise

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fmt/core.h>
@@ -98,6 +100,7 @@ const char* to_string(RecordingFormat format) noexcept {
     case RecordingFormat::KernelTunerCache: return "kerneltuner";
     case RecordingFormat::T4: return "t4";
     case RecordingFormat::Steer: return "steer";
+    case RecordingFormat::KttCsv: return "ktt-csv";
   }
   return "unknown";
 }
@@ -109,6 +112,15 @@ ImportedRecording import_recording(const std::filesystem::path& file, std::optio
   std::string text = read_text(file);
   if (text.starts_with(store_detail::kSqliteHeader)) return store_detail::import_results_store(file, text, tuning);
   if (tuning) throw Error(fmt::format("--tuning applies to a results store; '{}' is a recording file", file.string()));
+  if (store_detail::is_ktt_csv(text)) {
+    try {
+      ImportedRecording recording = store_detail::import_ktt_csv(text);
+      store_detail::stamp_results(recording);
+      return recording;
+    } catch (const Error& e) {
+      throw StoreError(fmt::format("cannot import '{}': {}", file.string(), e.what()));
+    }
+  }
   try {
     Json document = parse_document(text);
     text = {};  // the parsed document holds it all now; free the text
@@ -116,7 +128,8 @@ ImportedRecording import_recording(const std::filesystem::path& file, std::optio
     if (!format) {
       throw StoreError(
           "not a recording Steer can read: expected KTT JSON ('Results'), a Kernel Tuner cache ('cache' and "
-          "'tune_params_keys'), T4 ('results') or Steer JSON ('format': 'steer-results')");
+          "'tune_params_keys'), T4 ('results'), Steer JSON ('format': 'steer-results') or KTT CSV (a first line "
+          "'Kernel name,...')");
     }
     Node root(document);
     ImportedRecording recording;
@@ -125,6 +138,7 @@ ImportedRecording import_recording(const std::filesystem::path& file, std::optio
       case RecordingFormat::KernelTunerCache: recording = store_detail::import_kernel_tuner_cache(root); break;
       case RecordingFormat::T4: recording = store_detail::import_t4(root); break;
       case RecordingFormat::Steer: recording = store_detail::import_steer_json(root); break;
+      case RecordingFormat::KttCsv: break;  // not JSON: read above
     }
     // Other tools record device and size once per file; Steer JSON has each result's own.
     if (*format != RecordingFormat::Steer) store_detail::stamp_results(recording);
@@ -163,8 +177,8 @@ std::vector<Result> merge_repeated_tests(std::span<const Result> results) {
 
 namespace store_detail {
 
-TimeUnit time_unit(const Node& name) {
-  std::string unit = name.string();
+std::optional<TimeUnit> time_unit_named(std::string_view name) {
+  std::string unit(name);
   std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return std::tolower(c); });
   // "miliseconds" is how Kernel Tuner spells it in T4 files.
   static const std::map<std::string, TimeUnit, std::less<>> kUnits{
@@ -173,8 +187,14 @@ TimeUnit time_unit(const Node& name) {
       {"s", {1e3, 1}},
   };
   auto it = kUnits.find(unit);
-  if (it == kUnits.end()) name.fail(fmt::format("unknown time unit '{}'", name.string()));
+  if (it == kUnits.end()) return std::nullopt;
   return it->second;
+}
+
+TimeUnit time_unit(const Node& name) {
+  std::optional<TimeUnit> unit = time_unit_named(name.string());
+  if (!unit) name.fail(fmt::format("unknown time unit '{}'", name.string()));
+  return *unit;
 }
 
 std::string iso8601_utc(std::string_view timestamp) {
@@ -197,6 +217,46 @@ std::string iso8601_utc(std::string_view timestamp) {
   while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
   if (rest != "Z" && rest != "UTC" && rest != "+00:00" && rest != "+0000") return text;  // not known to be UTC
   return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}{}Z", year, month, day, hour, minute, second, fraction);
+}
+
+namespace {
+
+// A number written as a string: "16" -> 16, "0.500000" -> 0.5.
+std::optional<Value> number_in(const std::string& text) {
+  const char* first = text.data();
+  const char* last = first + text.size();
+  std::int64_t integer = 0;
+  if (auto [end, error] = std::from_chars(first, last, integer); error == std::errc() && end == last) return Value(integer);
+  double real = 0;
+  if (auto [end, error] = std::from_chars(first, last, real); error == std::errc() && end == last && std::isfinite(real)) {
+    return Value(real);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void read_numeric_strings(std::vector<Result>& results) {
+  std::map<std::string, bool, std::less<>> numeric;  // parameter -> all its values numeric strings
+  std::map<std::string, bool, std::less<>> any_float;
+  for (const Result& result : results) {
+    for (const auto& [name, value] : result.configuration) {
+      auto [it, added] = numeric.try_emplace(name, true);
+      std::optional<Value> number = value.is_string() ? number_in(value.as_string()) : std::nullopt;
+      if (!number) {
+        it->second = false;
+        continue;
+      }
+      if (number->is_float()) any_float[name] = true;
+    }
+  }
+  for (Result& result : results) {
+    for (auto& [name, value] : result.configuration) {
+      if (!numeric[name]) continue;
+      Value number = *number_in(value.as_string());
+      value = any_float.contains(name) ? Value(number.as_double()) : number;
+    }
+  }
 }
 
 std::vector<RecordedParameter> parameters_found(std::span<const Result> results) {

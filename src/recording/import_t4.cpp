@@ -119,44 +119,6 @@ Result read_result(const Node& node, const TimeUnit& unit, bool grid_in_blocks) 
   return result;
 }
 
-// A number written as a string, as KTT writes every value: "16" -> 16, "0.500000" -> 0.5.
-std::optional<Value> number_in(const std::string& text) {
-  const char* first = text.data();
-  const char* last = first + text.size();
-  std::int64_t integer = 0;
-  if (auto [end, error] = std::from_chars(first, last, integer); error == std::errc() && end == last) return Value(integer);
-  double real = 0;
-  if (auto [end, error] = std::from_chars(first, last, real); error == std::errc() && end == last && std::isfinite(real)) {
-    return Value(real);
-  }
-  return std::nullopt;
-}
-
-// Every parameter whose values are all numbers written as strings becomes numeric: all
-// floats if any value has a fraction or exponent, else all ints.
-void read_numeric_strings(std::vector<Result>& results) {
-  std::map<std::string, bool, std::less<>> numeric;  // parameter -> all its values numeric strings
-  std::map<std::string, bool, std::less<>> any_float;
-  for (const Result& result : results) {
-    for (const auto& [name, value] : result.configuration) {
-      auto [it, added] = numeric.try_emplace(name, true);
-      std::optional<Value> number = value.is_string() ? number_in(value.as_string()) : std::nullopt;
-      if (!number) {
-        it->second = false;
-        continue;
-      }
-      if (number->is_float()) any_float[name] = true;
-    }
-  }
-  for (Result& result : results) {
-    for (auto& [name, value] : result.configuration) {
-      if (!numeric[name]) continue;
-      Value number = *number_in(value.as_string());
-      value = any_float.contains(name) ? Value(number.as_double()) : number;
-    }
-  }
-}
-
 }  // namespace
 
 ImportedRecording import_t4(const Node& root) {

@@ -1,4 +1,4 @@
-// The importers (KTT JSON, Kernel Tuner cache, T4, Steer JSON: told apart by content) and the
+// The importers (KTT JSON and CSV, Kernel Tuner cache, T4, Steer JSON: told apart by content) and the
 // recording laid over its space, on arbitrary bytes.
 #include <cstddef>
 #include <cstdint>

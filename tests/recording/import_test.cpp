@@ -7,6 +7,7 @@
 #include <fstream>
 #include <set>
 
+#include "steer/counters.hpp"
 #include "steer/recording.hpp"
 #include "steer/store.hpp"
 #include "store/store_test_support.hpp"
@@ -313,6 +314,111 @@ TEST(ImportT4, KttsStringValuesReadAsNumbersAndItsProfilingAsProfiling) {
     {"configuration": {"V": "1"}, "invalidity": "correct", "times": {"runtimes": [1.0]}, "measurements": []},
     {"configuration": {"V": "2"}, "invalidity": "correct", "times": {"runtimes": [2.0]}, "measurements": []}]})";
   EXPECT_EQ(values_of(import_recording(steer_file), "V"), (std::vector<Value>{"1", "2"}));
+}
+
+TEST(ImportKttCsv, VectorAddRtx2080) {
+  // KTT 2.x CSV: parameters, the 33 Nsight Compute metrics, then the compilation data.
+  ImportedRecording rec = import_recording(kData / "ktt/vectoradd_rtx2080.ktt.csv");
+  EXPECT_EQ(rec.format, RecordingFormat::KttCsv);
+  EXPECT_EQ(rec.kernel, "vectorAddition_kernel");
+  EXPECT_EQ(rec.device, "");  // KTT's CSV does not name it: `steer import --device`
+  ASSERT_EQ(rec.results.size(), 4u);
+  ASSERT_EQ(rec.parameters.size(), 1u);
+  EXPECT_EQ(values_of(rec, "multiply_block_size"), ints({32, 64, 128, 256}));
+  const Result& first = rec.results[0];
+  EXPECT_EQ(first.status, Status::Ok);
+  EXPECT_DOUBLE_EQ(first.time.median_ms, 0.077408);
+  EXPECT_EQ(first.counters.at("smsp__inst_executed.sum"), 458752.0);
+  EXPECT_EQ(first.counters.at("RegistersCount"), 12.0);
+  EXPECT_EQ(first.counters.at("threads"), 1048576.0);
+  EXPECT_EQ(profiling_counters(first), 33u);
+  EXPECT_EQ(detect_counter_family(first.counters), CounterFamily::Ktt);  // KTT's own 33 metrics
+}
+
+TEST(ImportKttCsv, CoulombAsCsvMatchesItsJson) {
+  // The same measurements written as KTT's CSV: parameters, then counters.
+  ImportedRecording json = import_recording(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
+  std::vector<std::string> counters;
+  for (const auto& [name, value] : json.results[0].counters) {
+    if (name != "threads" && !kKttExtras.contains(name)) counters.push_back(name);
+  }
+  std::string csv = "Kernel name,Computation duration (us),Global size,Local size";
+  for (const auto& [name, value] : json.results[0].configuration) csv += "," + name;
+  for (const std::string& name : counters) csv += "," + name;
+  csv += "\n";
+  for (const Result& result : json.results) {
+    csv += fmt::format("directCoulombSum,{},{},{}", result.time.median_ms * 1000, result.counters.at("threads"), 64);
+    for (const auto& [name, value] : result.configuration) csv += "," + value.to_string();
+    for (const std::string& name : counters) csv += fmt::format(",{}", result.counters.at(name));
+    csv += "\n";
+  }
+  ScratchDir dir;
+  std::ofstream(dir / "coulomb.csv") << csv;
+  ImportedRecording rec = import_recording(dir / "coulomb.csv");
+  ASSERT_EQ(rec.results.size(), json.results.size());
+  EXPECT_EQ(rec.parameters.size(), json.parameters.size());
+  for (std::size_t i = 0; i < rec.results.size(); ++i) {
+    const Result& a = rec.results[i];
+    const Result& b = json.results[i];
+    ASSERT_EQ(a.key(), b.key()) << i;
+    EXPECT_DOUBLE_EQ(a.time.median_ms, b.time.median_ms) << a.key();
+    for (const std::string& name : counters) EXPECT_EQ(a.counters.at(name), b.counters.at(name)) << name;
+    EXPECT_EQ(a.counters.at("threads"), b.counters.at("threads"));
+  }
+  for (const RecordedParameter& parameter : rec.parameters) {
+    EXPECT_EQ(parameter.values, values_of(json, parameter.name)) << parameter.name;
+  }
+}
+
+TEST(ImportKttCsv, Ktt1TablesOfValidAndFailedConfigurations) {
+  // KTT 1.x: a composition of two kernels (a size pair and counters per kernel), then,
+  // after an empty line, the configurations that failed, with KTT's message.
+  ScratchDir dir;
+  std::filesystem::path file = dir / "ktt1.csv";
+  std::ofstream(file) << "Kernel name,Computation duration (ms),Global size 0,Local size 0,Global size 1,Local size 1,"
+                         "TILE,RATIO,inst_executed first,inst_executed second\n"
+                         "pair,1.5,4096,64,2048,32,4,0.5,100,200\n"
+                         "pair,2.5,4096,128,2048,32,8,1,110,210\n"
+                         "\n"
+                         "Kernel name,Error message,Global size 0,Local size 0,Global size 1,Local size 1,TILE,RATIO\n"
+                         "pair,CompilationFailed: ptxas error,4096,64,2048,32,16,0.5\n"
+                         "pair,ValidationFailed,4096,64,2048,32,2,2\n"
+                         "pair,Kernel launch failed,4096,64,2048,32,32,2\n";
+  ImportedRecording rec = import_recording(file);
+  ASSERT_EQ(rec.results.size(), 5u);
+  EXPECT_EQ(values_of(rec, "TILE"), ints({2, 4, 8, 16, 32}));
+  EXPECT_EQ(values_of(rec, "RATIO"), (std::vector<Value>{0.5, 1.0, 2.0}));
+  EXPECT_DOUBLE_EQ(rec.results[0].time.median_ms, 1.5);
+  EXPECT_EQ(rec.results[0].counters.at("first/inst_executed"), 100.0);
+  EXPECT_EQ(rec.results[1].counters.at("second/inst_executed"), 210.0);
+  EXPECT_EQ(rec.results[0].counters.at("threads"), 4096.0);  // the first kernel's
+  EXPECT_EQ(rec.results[2].status, Status::CompileError);
+  EXPECT_EQ(rec.results[2].message, "CompilationFailed: ptxas error");
+  EXPECT_EQ(rec.results[3].status, Status::InvalidOutput);
+  EXPECT_EQ(rec.results[4].status, Status::LaunchError);
+}
+
+TEST(ImportKttCsv, ErrorsNameTheLineAndTheColumn) {
+  ScratchDir dir;
+  std::ofstream(dir / "bad_value.csv") << "Kernel name,Computation duration (us),Global size,Local size,A\n"
+                                          "k,1.0,64,32,1\n"
+                                          "k,fast,64,32,2\n";
+  std::string message = import_error(dir / "bad_value.csv");
+  EXPECT_NE(message.find("bad_value.csv"), std::string::npos) << message;
+  EXPECT_NE(message.find("line 3"), std::string::npos) << message;
+  EXPECT_NE(message.find("'fast'"), std::string::npos) << message;
+
+  std::ofstream(dir / "short.csv") << "Kernel name,Computation duration (us),Global size,Local size,A\nk,1.0,64,32\n";
+  message = import_error(dir / "short.csv");
+  EXPECT_NE(message.find("4 values for 5 columns"), std::string::npos) << message;
+
+  std::ofstream(dir / "no_time.csv") << "Kernel name,Global size,Local size,A\nk,64,32,1\n";
+  message = import_error(dir / "no_time.csv");
+  EXPECT_NE(message.find("no duration column"), std::string::npos) << message;
+
+  std::ofstream(dir / "twice.csv") << "Kernel name,Kernel duration (us),Global size,Local size,A,A\nk,1,64,32,1,2\n";
+  message = import_error(dir / "twice.csv");
+  EXPECT_NE(message.find("column 'A' twice"), std::string::npos) << message;
 }
 
 TEST(Import, ReadsPlainAndGzipAlike) {
