@@ -139,7 +139,8 @@ DeviceFacts tuned_device(const Result& result, const std::optional<DeviceFacts>&
   if (auto known = known_device_facts(result.device)) return *known;
   throw Error(fmt::format(
       "the GPU '{}' is not in the table of known GPUs; give its facts with --set sm_count=N --set "
-      "compute_capability=MAJOR.MINOR",
+      "compute_capability=MAJOR.MINOR, or name the GPU of a recording that does not (KTT's CSV) with "
+      "`steer import FILE --db DB --device NAME`",
       result.device));
 }
 
