@@ -1,6 +1,7 @@
 // Bottleneck analysis, method.md §3 (the paper's eq. 2–10).
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,10 +50,25 @@ ReadWrite by_direction(double reads, double writes, double utilisation_tenths) {
   return {clamp_unit(ratio(reads, total) * load), clamp_unit(ratio(writes, total) * load)};
 }
 
+// Kepler (compute capability 3.x) lacks three of the inputs; there, as in the paper's
+// implementation, full warp efficiency (100 %) stands in for WARP_E and WARP_NP_E, and
+// shared_efficiency (a percentage, so tenths of it) for the shared-memory utilisation SHR_U.
+constexpr double kFullEfficiency = 100.0;
+constexpr std::string_view kKeplerSharedEfficiency = "shared_efficiency";
+
+std::optional<double> kepler_stand_in(const CounterValues& counters, std::string_view name) {
+  if (name == abbr::WARP_E || name == abbr::WARP_NP_E) return kFullEfficiency;
+  if (name == abbr::SHR_U) {
+    auto found = counters.find(std::string(kKeplerSharedEfficiency));
+    if (found != counters.end()) return found->second / 10.0;
+  }
+  return std::nullopt;
+}
+
 void require_inputs(const CounterValues& counters) {
   std::vector<std::string_view> missing;
   for (std::string_view name : input_counters) {
-    if (!counters.contains(std::string(name))) missing.push_back(name);
+    if (!counters.contains(std::string(name)) && !kepler_stand_in(counters, name)) missing.push_back(name);
   }
   if (!missing.empty()) {
     throw CounterError(fmt::format("bottleneck analysis: missing canonical counters {}", fmt::join(missing, ", ")));
@@ -76,7 +92,10 @@ Bottlenecks analyse_bottlenecks(const CounterValues& counters, const DeviceFacts
   const double r = options.reaction_threshold();
   if (device.sm_count < 1) throw CounterError(fmt::format("device has {} SMs", device.sm_count));
   require_inputs(counters);
-  auto counter = [&](std::string_view name) { return counters.find(std::string(name))->second; };
+  auto counter = [&](std::string_view name) {
+    auto found = counters.find(std::string(name));
+    return found != counters.end() ? found->second : *kepler_stand_in(counters, name);  // require_inputs checked
+  };
   const bool volta = is_volta_or_newer(device.family);
   Bottlenecks b;
 

@@ -244,6 +244,39 @@ TEST(AnalyseBottlenecks, NamesEveryMissingCounter) {
   }
 }
 
+TEST(AnalyseBottlenecks, KeplerStandInsForTheWarpEfficienciesAndSharedUtilisation) {
+  // Kepler counts neither warp efficiency nor shared_utilization: full efficiency and
+  // shared_efficiency (a percentage) stand in, as in the paper's implementation.
+  const DeviceFacts gtx680{8, {3, 0}, CounterFamily::PreVolta};
+  CounterValues full = quiet_counters();
+  full["INST_EXE"] = 1000;
+  full["INST_F32"] = 20000;
+  full["INST_ISSUE_U"] = 60;
+  full["SHR_LT"] = 300;
+  full["SHR_WT"] = 100;
+  full["SHR_U"] = 4;  // tenths
+  CounterValues kepler = full;
+  kepler.erase("WARP_E");
+  kepler.erase("WARP_NP_E");
+  kepler.erase("SHR_U");
+  kepler["shared_efficiency"] = 40;  // %
+  const Bottlenecks expected = analyse_bottlenecks(full, gtx680);
+  const Bottlenecks b = analyse_bottlenecks(kepler, gtx680);
+  EXPECT_DOUBLE_EQ(b.shr_load, expected.shr_load);
+  EXPECT_DOUBLE_EQ(b.shr_load, 0.75 * 0.4);
+  EXPECT_DOUBLE_EQ(b.inst_f32, expected.inst_f32);
+  EXPECT_DOUBLE_EQ(b.ins_fitted, 32.0 * 1000);
+
+  kepler.erase("shared_efficiency");  // nothing stands in for the shared-memory utilisation
+  try {
+    analyse_bottlenecks(kepler, gtx680);
+    FAIL() << "expected CounterError";
+  } catch (const CounterError& e) {
+    EXPECT_NE(std::string(e.what()).find("SHR_U"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("WARP_E"), std::string::npos) << e.what();
+  }
+}
+
 TEST(AnalyseBottlenecks, RejectsDevicesWithoutSmsAndInvalidReaction) {
   EXPECT_THROW(analyse_bottlenecks(quiet_counters(), DeviceFacts{0, {9, 0}, CounterFamily::VoltaPlus}),
                CounterError);
