@@ -14,10 +14,12 @@
 //       PrivateMemorySize, ConstantMemorySize, RegistersCount, as the JSON import names them
 //     the other columns: KTT writes the tuning parameters, then the profiling counters.
 //       The parameters are the columns before the first counter: a name that a counter
-//       table knows (counters.hpp) or that is named as Nsight Compute names metrics
-//       ("unit__metric.rollup"). A composition's counters are written "<counter>
+//       table knows (counters.hpp), that is named as Nsight Compute names metrics
+//       ("unit__metric.rollup"), or as nvprof names them (lower case, "flop_sp_efficiency",
+//       "inst_fp_16": is_nvprof_style). A composition's counters are written "<counter>
 //       <kernel>" and become "<kernel>/<counter>", as in the JSON import. Parameter
 //       values that are all numbers become numbers (read_numeric_strings).
+//   A row may end before the counters: KTT writes them only for the tests it profiled.
 //   KTT writes failed configurations (with setInvalidResultPrinting) as a second table after
 //   an empty line whose second column is "Error message" (or "Status") instead of the
 //   duration: CompilationFailed or a message that names compiling -> CompileError,
@@ -27,6 +29,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstddef>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -67,6 +70,22 @@ std::vector<std::string> split_line(std::string_view line) {
   return cells;
 }
 
+// nvprof's metric names (before Volta) are lower case and read like these; tuning
+// parameters seldom are (KTT's examples write them in capitals).
+bool is_nvprof_style(std::string_view name) {
+  if (!std::ranges::all_of(name, [](unsigned char c) { return std::islower(c) || std::isdigit(c) || c == '_'; })) {
+    return false;
+  }
+  static constexpr std::string_view kPrefixes[] = {"inst_",   "flop_",  "dram_",    "l2_",      "tex_",    "shared_",
+                                                   "local_",  "global_", "warp_",   "sm_",      "achieved_", "issue_",
+                                                   "eligible_", "stall_", "gld_",   "gst_",     "atomic_", "sysmem_",
+                                                   "cf_",     "ldst_",  "special_", "single_",  "double_", "half_"};
+  static constexpr std::string_view kSuffixes[] = {"_utilization", "_efficiency", "_transactions", "_throughput",
+                                                   "_overhead",    "_hit_rate"};
+  return std::ranges::any_of(kPrefixes, [&](std::string_view prefix) { return name.starts_with(prefix); }) ||
+         std::ranges::any_of(kSuffixes, [&](std::string_view suffix) { return name.ends_with(suffix); });
+}
+
 bool is_counter_name(std::string_view name) {
   if (name == "threads") return false;
   std::string_view metric = name.substr(0, name.find(' '));  // "<counter> <kernel>" in a composition
@@ -76,7 +95,7 @@ bool is_counter_name(std::string_view name) {
       if (row.hardware_name == metric) return true;
     }
   }
-  return false;
+  return is_nvprof_style(metric);
 }
 
 // "Computation duration (us)" -> ("Computation duration", us).
@@ -177,14 +196,19 @@ double number_at(const std::string& cell, std::size_t line, const Column& column
 }
 
 Result read_row(const Table& table, const std::vector<std::string>& cells, std::size_t line, std::string& kernel) {
-  if (cells.size() != table.columns.size()) {
+  // KTT writes a test's counters only where it profiled it: a row may end before them.
+  const bool counters_left_out =
+      cells.size() < table.columns.size() &&
+      std::all_of(table.columns.begin() + static_cast<std::ptrdiff_t>(cells.size()), table.columns.end(),
+                  [](const Column& column) { return column.role == Role::Counter; });
+  if (cells.size() != table.columns.size() && !counters_left_out) {
     fail_at(line, fmt::format("{} values for {} columns", cells.size(), table.columns.size()));
   }
   Result result;
   result.status = table.failures ? Status::LaunchError : Status::Ok;
   bool have_threads = false;
   for (std::size_t i = 0; i < cells.size(); ++i) {
-    const Column& column = table.columns[i];
+    const Column& column = table.columns[i];  // cells.size() <= columns: checked above
     const std::string& cell = cells[i];
     switch (column.role) {
       case Role::Kernel:

@@ -376,26 +376,31 @@ TEST(ImportKttCsv, Ktt1TablesOfValidAndFailedConfigurations) {
   ScratchDir dir;
   std::filesystem::path file = dir / "ktt1.csv";
   std::ofstream(file) << "Kernel name,Computation duration (ms),Global size 0,Local size 0,Global size 1,Local size 1,"
-                         "TILE,RATIO,inst_executed first,inst_executed second\n"
-                         "pair,1.5,4096,64,2048,32,4,0.5,100,200\n"
-                         "pair,2.5,4096,128,2048,32,8,1,110,210\n"
+                         "TILE,RATIO,flop_sp_efficiency first,inst_executed first,inst_executed second\n"
+                         "pair,1.5,4096,64,2048,32,4,0.5,12.5,100,200\n"
+                         "pair,2.5,4096,128,2048,32,8,1,13.5,110,210\n"
+                         "pair,3.5,4096,256,2048,32,8,2\n"  // not profiled: no counters
                          "\n"
                          "Kernel name,Error message,Global size 0,Local size 0,Global size 1,Local size 1,TILE,RATIO\n"
                          "pair,CompilationFailed: ptxas error,4096,64,2048,32,16,0.5\n"
                          "pair,ValidationFailed,4096,64,2048,32,2,2\n"
                          "pair,Kernel launch failed,4096,64,2048,32,32,2\n";
   ImportedRecording rec = import_recording(file);
-  ASSERT_EQ(rec.results.size(), 5u);
+  ASSERT_EQ(rec.results.size(), 6u);
   EXPECT_EQ(values_of(rec, "TILE"), ints({2, 4, 8, 16, 32}));
   EXPECT_EQ(values_of(rec, "RATIO"), (std::vector<Value>{0.5, 1.0, 2.0}));
+  EXPECT_FALSE(rec.results[2].counters.contains("first/inst_executed"));
+  EXPECT_EQ(rec.results[2].counters.at("threads"), 4096.0);
   EXPECT_DOUBLE_EQ(rec.results[0].time.median_ms, 1.5);
+  ASSERT_EQ(rec.parameters.size(), 2u);  // nvprof's flop_sp_efficiency, unknown to the tables, is a counter
+  EXPECT_EQ(rec.results[0].counters.at("first/flop_sp_efficiency"), 12.5);
   EXPECT_EQ(rec.results[0].counters.at("first/inst_executed"), 100.0);
   EXPECT_EQ(rec.results[1].counters.at("second/inst_executed"), 210.0);
   EXPECT_EQ(rec.results[0].counters.at("threads"), 4096.0);  // the first kernel's
-  EXPECT_EQ(rec.results[2].status, Status::CompileError);
-  EXPECT_EQ(rec.results[2].message, "CompilationFailed: ptxas error");
-  EXPECT_EQ(rec.results[3].status, Status::InvalidOutput);
-  EXPECT_EQ(rec.results[4].status, Status::LaunchError);
+  EXPECT_EQ(rec.results[3].status, Status::CompileError);
+  EXPECT_EQ(rec.results[3].message, "CompilationFailed: ptxas error");
+  EXPECT_EQ(rec.results[4].status, Status::InvalidOutput);
+  EXPECT_EQ(rec.results[5].status, Status::LaunchError);
 }
 
 TEST(ImportKttCsv, ErrorsNameTheLineAndTheColumn) {
