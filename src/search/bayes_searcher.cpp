@@ -1325,8 +1325,7 @@ std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOption
     bayes.xi_unproven = settings.number("xi_unproven", bayes.xi_unproven, 0, 1e6);
     bayes.source_first = settings.integer("source_first", bayes.source_first, 0, 1'000'000);
     bayes.work_first = settings.integer("work_first", bayes.work_first, 0, 1'000'000);
-    bayes.work_after_source =
-        settings.integer("work_after_source", source_for_time ? bayes.work_after_source : 0, 0, 1'000'000);
+    bayes.work_after_source = settings.integer("work_after_source", bayes.work_after_source, 0, 1'000'000);
     bayes.source_weight = settings.number("source_weight", bayes.source_weight, 0, 1e6);
     bayes.source_prior = settings.number("source_prior", prior_for_time ? bayes.source_prior : 0, 0, 1e6);
     bayes.source_candidates = settings.integer("source_candidates", bayes.source_candidates, 0, 1'000'000);
@@ -1377,9 +1376,10 @@ std::unique_ptr<Searcher> make_guided_searcher(const SearcherOptions& options) {
   // predicted work ranks the tuned space well enough that its lightest is often among the
   // fastest (pnpoly on the RTX 2080 Ti: the ten lightest all within 1.09x of the best).
   guided.work_first = 1;
-  // With a source, tuning for time, the predicted lightest is tested right after the source's
-  // fastest, and design_stop judges both: where the source is another input whose fastest
-  // misleads (gemm at 128^3 for 4096^3) the predicted work still ranks the tuned space.
+  // With a source the predicted lightest is tested right after the source's fastest (and
+  // design_stop, tuning for time, judges both): where the source is another input whose
+  // fastest misleads (gemm at 128^3 for 4096^3) the predicted work still ranks the tuned
+  // space, and less work costs less energy too.
   guided.work_after_source = 1;
   guided.parameter_weight = 0.1;
   // ... but at full weight, as in `bayes`, a parameter the model cannot tell apart.

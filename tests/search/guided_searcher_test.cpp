@@ -210,7 +210,9 @@ TEST(GuidedSearcher, TestsTheSourcesFastestFirstUnderEveryObjective) {
   auto for_energy = [&](const std::string& first) {
     auto searcher = make_searcher("guided", {.seed = 1,
                                              .model_path = model.string(),
-                                             .settings = {{"source", source}, {"source_first", first}},
+                                             .settings = {{"source", source},
+                                                          {"source_first", first},
+                                                          {"work_after_source", "0"}},  // the predicted lightest: its own test
                                              .objective = "energy"});
     searcher->start(tuned.space());
     return searcher;
@@ -318,13 +320,16 @@ TEST(GuidedSearcher, TestsThePredictedLightestAfterTheSourcesFastest) {
   EXPECT_EQ(first[1].config, lightest);
   EXPECT_TRUE(guided->propose(8).empty());
 
-  // Not under other objectives, where the source's runtimes and the work are no prior.
+  // Under other objectives too, unprofiled, before the reaction's profiled design point.
   auto energy = make_searcher(
       "guided", {.seed = 1, .model_path = model.string(), .settings = {{"source", source}}, .objective = "energy"});
   energy->start(tuned.space());
   const std::vector<Proposal> energy_first = energy->propose(8);
-  ASSERT_FALSE(energy_first.empty());
-  for (const Proposal& p : energy_first) EXPECT_NE(p.config, lightest);
+  ASSERT_EQ(energy_first.size(), 3u);
+  EXPECT_EQ(energy_first[0].config, fastest);
+  EXPECT_EQ(energy_first[1].config, lightest);
+  EXPECT_FALSE(energy_first[1].measure.counters);
+  EXPECT_TRUE(energy_first[2].measure.counters) << "the reaction's profile";
   std::filesystem::remove(model);
 }
 
