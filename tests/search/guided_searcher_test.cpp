@@ -194,6 +194,23 @@ std::filesystem::path tree_model_of(const std::string& source) {
   return model;
 }
 
+// The work `model` predicts of each configuration of `space`, sqrt(INST_EXE * (DRAM_RT +
+// DRAM_WT + 1)) as guided computes it, least first (ties: lower index); empty where the model
+// predicts no instructions or DRAM traffic.
+std::vector<std::pair<double, ConfigIndex>> predicted_work_order(const std::filesystem::path& model, const Space& space) {
+  const PredictedCounters predicted = CounterModel::load(model.string()).predict(space);
+  const float* instructions = predicted.counter("INST_EXE");
+  const float* reads = predicted.counter("DRAM_RT");
+  const float* writes = predicted.counter("DRAM_WT");
+  std::vector<std::pair<double, ConfigIndex>> work;
+  if (!instructions || !reads || !writes) return work;
+  for (ConfigIndex c = 0; c < space.size(); ++c) {
+    work.emplace_back(std::sqrt(std::max(1.0f, instructions[c]) * (std::max(0.0f, reads[c]) + std::max(0.0f, writes[c]) + 1.0)), c);
+  }
+  std::sort(work.begin(), work.end());
+  return work;
+}
+
 TEST(GuidedSearcher, TestsTheSourcesFastestFirstUnderEveryObjective) {
   const Recording tuned = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
   const std::string source = (kData / "ktt/coulomb_gtx1070.ktt.json.gz").string();
@@ -291,25 +308,17 @@ TEST(GuidedSearcher, DropsTheRestOfItsDesignWhenTheSourcesFastestLeads) {
   std::filesystem::remove(model);
 }
 
-// Tuning for time with a source, the configuration of least predicted work is tested right
-// after the source's fastest, and design_stop judges both against the first design point:
+// With a source, the configuration of least predicted work is tested right after the
+// source's fastest (tuning for time, design_stop judges both against the first design point):
 // where the source is another input whose fastest misleads (gemm at 128^3 for 4096^3) the
 // predicted work still ranks the tuned space (docs/searchers.md, `work_after_source`).
 TEST(GuidedSearcher, TestsThePredictedLightestAfterTheSourcesFastest) {
   const Recording tuned = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
   const std::string source = (kData / "ktt/coulomb_gtx1070.ktt.json.gz").string();
   const std::filesystem::path model = tree_model_of(source);
-  const PredictedCounters predicted = CounterModel::load(model.string()).predict(tuned.space());
-  const float* instructions = predicted.counter("INST_EXE");
-  const float* reads = predicted.counter("DRAM_RT");
-  const float* writes = predicted.counter("DRAM_WT");
-  ASSERT_TRUE(instructions && reads && writes);
-  ConfigIndex lightest = 0;
-  double least = INFINITY;
-  for (ConfigIndex c = 0; c < tuned.space().size(); ++c) {
-    const double work = std::sqrt(std::max(1.0f, instructions[c]) * (std::max(0.0f, reads[c]) + std::max(0.0f, writes[c]) + 1.0));
-    if (work < least) least = work, lightest = c;
-  }
+  const std::vector<std::pair<double, ConfigIndex>> work = predicted_work_order(model, tuned.space());
+  ASSERT_FALSE(work.empty());
+  const ConfigIndex lightest = work.front().second;
   const ConfigIndex fastest = search::source_order(tuned.space(), Recording::load(source)).front().second;
   ASSERT_NE(lightest, fastest);
   auto guided = make_searcher("guided", {.seed = 1, .model_path = model.string(), .settings = {{"source", source}}});
@@ -398,16 +407,8 @@ TEST(GuidedSearcher, WithoutASourceThePredictedWorkStandsInForOne) {
   const Recording tuned = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
   const std::string other = (kData / "ktt/coulomb_gtx1070.ktt.json.gz").string();
   const std::filesystem::path model = tree_model_of(other);
-  const PredictedCounters predicted = CounterModel::load(model.string()).predict(tuned.space());
-  const float* instructions = predicted.counter("INST_EXE");
-  const float* reads = predicted.counter("DRAM_RT");
-  const float* writes = predicted.counter("DRAM_WT");
-  ASSERT_TRUE(instructions && reads && writes);
-  std::vector<std::pair<double, ConfigIndex>> work;
-  for (ConfigIndex c = 0; c < tuned.space().size(); ++c) {
-    work.emplace_back(std::sqrt(std::max(1.0f, instructions[c]) * (std::max(0.0f, reads[c]) + std::max(0.0f, writes[c]) + 1.0)), c);
-  }
-  std::sort(work.begin(), work.end());
+  const std::vector<std::pair<double, ConfigIndex>> work = predicted_work_order(model, tuned.space());
+  ASSERT_FALSE(work.empty());
   std::set<ConfigIndex> lighter;
   for (std::size_t i = 0; i < (work.size() + 1) / 2; ++i) lighter.insert(work[i].second);
 
