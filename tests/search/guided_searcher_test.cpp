@@ -342,6 +342,51 @@ TEST(GuidedSearcher, TestsThePredictedLightestAfterTheSourcesFastest) {
   std::filesystem::remove(model);
 }
 
+// A source whose own fastest is beaten by one of the first tests (the predicted lightest or
+// the first design point) ranks the tuned space worse than the predicted work does: it is set
+// aside, and the predicted work takes its place as the prior mean and candidates, as without
+// a source (work_replaces_beaten_source). A source whose fastest leads is kept.
+TEST(GuidedSearcher, SetsABeatenSourceAsideForThePredictedWork) {
+  const Recording tuned = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
+  const std::string source = (kData / "ktt/coulomb_gtx1070.ktt.json.gz").string();
+  const std::filesystem::path model = tree_model_of(source);
+  const std::vector<std::pair<double, ConfigIndex>> work = predicted_work_order(model, tuned.space());
+  ASSERT_FALSE(work.empty());
+  std::set<ConfigIndex> lightest;
+  for (std::size_t i = 0; i < 50; ++i) lightest.insert(work[i].second);
+  auto route = [&](bool replaces, const auto& replay) {
+    auto guided = make_searcher("guided", {.seed = 2,
+                                           .model_path = model.string(),
+                                           .settings = {{"source", source},
+                                                        {"work_replaces_beaten_source", replaces ? "true" : "false"}}});
+    return drive(*guided, tuned.space(), 1, 20, replay).order;
+  };
+  // On this pair the predicted lightest, tested second, runs 1 % faster than the source's
+  // fastest: made 10 times faster, the source's fastest leads.
+  const ConfigIndex fastest = search::source_order(tuned.space(), Recording::load(source)).front().second;
+  auto led_by_source = [&](ConfigIndex c) {
+    Result r = tuned.replay(c);
+    if (c == fastest) r.time.median_ms /= 10;
+    return r;
+  };
+  const std::vector<ConfigIndex> led = route(false, led_by_source);
+  ASSERT_EQ(led[0], fastest);
+  EXPECT_EQ(route(true, led_by_source), led) << "a source whose fastest leads is kept";
+
+  // Made the slowest of all, it is beaten: from the model's first choice on, the choices come
+  // from the predicted lightest.
+  const auto misled = replay_slowing(tuned, fastest);
+  const std::vector<ConfigIndex> kept = route(false, misled), replaced = route(true, misled);
+  EXPECT_EQ(std::vector<ConfigIndex>(replaced.begin(), replaced.begin() + 3),
+            std::vector<ConfigIndex>(kept.begin(), kept.begin() + 3)) << "judged after the first three";
+  auto light = [&](const std::vector<ConfigIndex>& order) {
+    return std::count_if(order.begin() + 3, order.end(), [&](ConfigIndex c) { return lightest.contains(c); });
+  };
+  EXPECT_NE(replaced, kept);
+  EXPECT_GT(light(replaced), light(kept)) << "of the 50 predicted lightest, among tests 4 to 20";
+  std::filesystem::remove(model);
+}
+
 // With several of the source's fastest tested first (source_first), the design is judged by
 // the fastest of them: the first made slow, the second still leads the design point, and the
 // rest of the design is dropped.
