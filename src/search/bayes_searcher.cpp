@@ -81,6 +81,10 @@ struct BayesOptions {
   std::uint64_t local_every = 0;     // every k-th choice among those two kinds of candidates only
   bool fit_length_scales = false;    // a length scale per feature, by marginal likelihood
   std::uint64_t fit_from = 20;       // measurements before the first fit; then at every 1.5 times as many
+  // With a counter model: length scales fitted as fit_length_scales does where the model
+  // cannot tell the tuned space's configurations apart along some parameter (modelled()):
+  // along it only the measurements say how much it matters.
+  bool fit_length_scales_unmodelled = false;
   // On one device, up to this many proposals pending at a time when the loop asks for
   // several (its compile-ahead window): each choice beyond the first lies about the pending
   // ones (the constant liar), and the loop compiles them while one runs.
@@ -360,6 +364,11 @@ class BayesSearcher final : public Searcher {
         if (!modelled(space.parameters()[p])) parameter_weights_[p] = options_.unmodelled_weight;
       }
     }
+    fit_scales_ = options_.fit_length_scales ||
+                  (options_.fit_length_scales_unmodelled && options_.counter_model &&
+                   std::any_of(space.parameters().begin(), space.parameters().end(), [&](const Parameter& parameter) {
+                     return parameter.values.size() > 1 && !modelled(parameter);
+                   }));
     parameter_dims_ = std::any_of(parameter_weights_.begin(), parameter_weights_.end(), [](double w) { return w > 0; })
                           ? space.parameters().size()
                           : 0;
@@ -1124,7 +1133,7 @@ class BayesSearcher final : public Searcher {
 
   std::vector<ConfigIndex> most_promising(std::size_t count) {
     if (kept_doubles_ > kKeptLimit) forget_all();
-    if (options_.fit_length_scales && measured_.size() >= next_fit_) {
+    if (fit_scales_ && measured_.size() >= next_fit_) {
       fit_length_scales();
       next_fit_ = std::max<std::size_t>(next_fit_ + 1, next_fit_ * 3 / 2);
       forget_all();  // every kept feature vector and solve is of the old scales
@@ -1288,6 +1297,7 @@ class BayesSearcher final : public Searcher {
   std::uint64_t choices_ = 0;      // made by the model so far
   std::size_t next_fit_ = 0;       // measurements at which the length scales are fitted next
   std::vector<double> scale_;      // fitted factors per feature; empty before the first fit
+  bool fit_scales_ = false;        // fit_length_scales, or fit_length_scales_unmodelled where it applies
   std::vector<std::pair<double, ConfigIndex>> measured_;  // (cost, configuration), as observed
   search::TestCosts test_costs_;                          // compile and device times seen
   std::pair<double, ConfigIndex> fastest_;                // the least of measured_
@@ -1365,6 +1375,7 @@ std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOption
   bayes.local_every = settings.integer("local_every", bayes.local_every, 0, 1'000'000);
   bayes.fit_length_scales = settings.flag("ard", bayes.fit_length_scales);
   bayes.fit_from = settings.integer("ard_from", bayes.fit_from, 2, 1'000'000);
+  if (with_model) bayes.fit_length_scales_unmodelled = settings.flag("ard_unmodelled", bayes.fit_length_scales_unmodelled);
   bayes.counter_weight = settings.number("counter_weight", bayes.counter_weight, 0, 1e6);
   bayes.parameter_weight = settings.number("parameter_weight", bayes.parameter_weight, 0, 1e6);
   if (with_model) {
@@ -1437,6 +1448,8 @@ std::unique_ptr<Searcher> make_guided_searcher(const SearcherOptions& options) {
   guided.parameter_weight = 0.1;
   // ... but at full weight, as in `bayes`, a parameter the model cannot tell apart.
   guided.unmodelled_weight = 1;
+  // ... and where there is such a parameter, length scales fitted as `surrogate` fits them.
+  guided.fit_length_scales_unmodelled = true;
   guided.counter_weight = 2.5;
   guided.source_weight = 0.3;
   guided.lengthscale = 3;

@@ -794,6 +794,34 @@ TEST(GuidedSearcher, WeighsAParameterTheModelCannotTellApartInFull) {
   EXPECT_EQ(route({}), route({{"unmodelled_weight", "-1"}}));
 }
 
+// Where the model cannot tell the configurations apart along a parameter, only the
+// measurements say how much that parameter matters: guided then fits a length scale per
+// feature, as `surrogate` does (ard_unmodelled), from its 20th measurement on. Where the model
+// covers every parameter its length scales stay as set.
+TEST(GuidedSearcher, FitsLengthScalesWhereTheModelCannotTellAParameterApart) {
+  const std::filesystem::path model =
+      std::filesystem::temp_directory_path() / ("steer_guided_short_model_ard_" + std::to_string(getpid()) + ".json");
+  save_product_model(10, ModelKind::Tree, model);
+  auto runtime = [](const Space& space, ConfigIndex c) {
+    return 1.0 + std::abs(space.value(c, 0).as_double() * space.value(c, 1).as_double() - 300.0) / 10.0;
+  };
+  const Space space = grid_space();
+  auto route = [&](const std::string& path, const std::string& ard) {
+    auto searcher = make_searcher("guided", {.seed = 4, .model_path = path, .settings = {{"ard_unmodelled", ard}}});
+    return drive(*searcher, space, 1, 40, [&](ConfigIndex c) {
+             Result r = grid_result(space, c);
+             r.time.median_ms = runtime(space, c);
+             return r;
+           }).order;
+  };
+  const std::vector<ConfigIndex> fitted = route(model.string(), "true"), fixed = route(model.string(), "false");
+  EXPECT_EQ(std::vector<ConfigIndex>(fitted.begin(), fitted.begin() + 20),
+            std::vector<ConfigIndex>(fixed.begin(), fixed.begin() + 20)) << "the same until the first fit";
+  EXPECT_NE(fitted, fixed);
+  EXPECT_EQ(route(grid_model(), "true"), route(grid_model(), "false")) << "every parameter modelled";
+  std::filesystem::remove(model);
+}
+
 TEST(GuidedSearcher, NeedsAModel) {
   try {
     make_searcher("guided", SearcherOptions{});
