@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-from counter_guided_table import print_leaders
+from counter_guided_table import print_leaders, stem
 
 KTT, H200 = "data/recordings/ktt", "data/h200"
 # tuned recording, model recording, whether the kernel is compute-bound (spec)
@@ -37,10 +37,6 @@ PAIRS = [
 ]
 SEARCHERS = ["random", "bayes", "surrogate", "transfer", "guided"]
 NO_SOURCE = "guided, source=none"
-
-
-def stem(path):
-    return os.path.basename(path).split(".")[0]
 
 
 def main():

@@ -24,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 
+from counter_guided_table import stem
+
 KTT, H200 = "data/recordings/ktt", "data/h200"
 # tuned recording, model recording, whether the kernel is compute-bound (spec)
 PAIRS = [
@@ -35,10 +37,6 @@ PAIRS = [
     (f"{KTT}/pnpoly_rtx3090.ktt.json.gz", f"{KTT}/pnpoly_rtx2080ti.ktt.json.gz", False),
     (f"{H200}/gemm_h200.db.gz", f"{H200}/gemm_cube128.db.gz", True),
 ]
-
-
-def stem(path):
-    return os.path.basename(path).split(".")[0]
 
 
 def main():

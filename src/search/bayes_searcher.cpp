@@ -557,31 +557,24 @@ class BayesSearcher final : public Searcher {
   // Whether a profiled design point's reaction draws the rest of the design (reaction_draws).
   bool reacts() const { return options_.reaction_draws > 0 && options_.counter_model != nullptr; }
 
-  // Whether the source's fastest, tested first (source_first of them), ran faster than every
-  // other test so far (design_stop).
-  bool source_led() const {
-    double source = std::numeric_limits<double>::infinity();  // a failure never leads
+  // Whether the source's fastest, tested first (source_first of them, and the predicted
+  // lightest of work_after_source after them), ran faster than every other test so far
+  // (design_stop).
+  bool source_led() const { return first_led(source_first_.size()); }
+  // Whether the source's own fastest, without the predicted lightest, did
+  // (work_replaces_beaten_source).
+  bool source_fastest_led() const { return first_led(std::min<std::size_t>(options_.source_first, source_first_.size())); }
+  // Whether the fastest of the first `count` of source_first_ ran faster than every other
+  // test so far; a failure never leads.
+  bool first_led(std::size_t count) const {
+    const auto end = source_first_.begin() + static_cast<std::ptrdiff_t>(count);
+    double first = std::numeric_limits<double>::infinity();
     double others = std::numeric_limits<double>::infinity();
     for (const auto& [cost, c] : measured_) {
-      const bool of_source = std::find(source_first_.begin(), source_first_.end(), c) != source_first_.end();
-      double& fastest = of_source ? source : others;
+      double& fastest = std::find(source_first_.begin(), end, c) != end ? first : others;
       fastest = std::min(fastest, cost);
     }
-    return source < others;
-  }
-  // Whether the source's own fastest (the first source_first of source_first_, before the
-  // predicted lightest of work_after_source) ran faster than every other test so far.
-  bool source_fastest_led() const {
-    const std::size_t own = std::min<std::size_t>(options_.source_first, source_first_.size());
-    double source = std::numeric_limits<double>::infinity();
-    double others = std::numeric_limits<double>::infinity();
-    for (const auto& [cost, c] : measured_) {
-      const bool of_source = std::find(source_first_.begin(), source_first_.begin() + static_cast<std::ptrdiff_t>(own), c) !=
-                             source_first_.begin() + static_cast<std::ptrdiff_t>(own);
-      double& fastest = of_source ? source : others;
-      fastest = std::min(fastest, cost);
-    }
-    return source < others;
+    return first < others;
   }
 
   // Sets the source aside for the predicted work (work_replaces_beaten_source): its prior
