@@ -403,9 +403,10 @@ double test_cost_ms(const Recording& recording, ConfigIndex config, const Measur
 
 // Replays a Recording: each test returns the recorded Result of its configuration (for one
 // the recording lacks, status Skipped "not in the recording", never invented values), and
-// advances a simulated clock by test_cost_ms. What a test is asked to measure cannot be
-// honoured after the fact; it is charged, not invented. The Recording must outlive it, and
-// the loop must tune over recording.space().
+// advances a simulated clock by test_cost_ms. With CompileTimes::Mean its compile_ms is the
+// mean it was charged, so that a searcher sees the compile times the clock charges. What a
+// test is asked to measure cannot be honoured after the fact; it is charged, not invented.
+// The Recording must outlive it, and the loop must tune over recording.space().
 //
 // On one device with CostModel::compile_threads, prepare() models the loop's compile pool:
 // called when the loop takes a proposal into its pipeline, it starts that configuration's
@@ -441,6 +442,8 @@ class ReplayExecutor final : public Executor {
   Finished next() override;
 
  private:
+  // Whether the compile charged is not the recorded one: the mean of its outcome.
+  bool charges_mean_compile() const { return recorded_.compile && cost_.compile_times == CompileTimes::Mean; }
   struct Running {
     double end_ms = 0;
     std::uint64_t order = 0;  // submission order, for ties
@@ -453,6 +456,7 @@ class ReplayExecutor final : public Executor {
   ExecutorInfo info_;
   double clock_ms_ = 0;
   Result missing_;  // what a configuration the recording lacks replays as
+  Result charged_;  // a recorded Result with the compile it was charged (CompileTimes::Mean)
   std::size_t devices_ = 1;
   std::vector<Running> running_;
   std::uint64_t submitted_ = 0;

@@ -121,7 +121,12 @@ const Result& ReplayExecutor::run(ConfigIndex config, PreparedTest* prepared, co
   } else {
     clock_ms_ += cost_ms;
   }
-  if (const Result* recorded = recording_.recorded(config)) return *recorded;
+  if (const Result* recorded = recording_.recorded(config)) {
+    if (!charges_mean_compile()) return *recorded;
+    charged_ = *recorded;
+    charged_.compile_ms = compile_cost_ms(recording_, config, cost_, recorded_);
+    return charged_;
+  }
   missing_ = recording_.replay(config);
   return missing_;
 }
@@ -147,6 +152,7 @@ Executor::Finished ReplayExecutor::next() {
   Finished finished;
   const Result* recorded = recording_.recorded(done.config);
   finished.result = recorded ? *recorded : recording_.replay(done.config);
+  if (recorded && charges_mean_compile()) finished.result.compile_ms = compile_cost_ms(recording_, done.config, cost_, recorded_);
   finished.slot = done.device;
   return finished;
 }

@@ -73,7 +73,11 @@ TEST(ReplayExecutor, EachCompileCostsItsOwnRecordedTimeOrTheMeanOfItsOutcome) {
   Descending searcher;
   std::vector<double> elapsed;
   TuneOptions options;
-  options.on_test = [&](const Result&, const TuneProgress& progress) { elapsed.push_back(progress.elapsed_s); };
+  options.on_test = [&](const Result& result, const TuneProgress& progress) {
+    elapsed.push_back(progress.elapsed_s);
+    // What the searcher sees is what was charged.
+    EXPECT_DOUBLE_EQ(result.compile_ms, result.ok() ? 34 : 400) << result.key();
+  };
   tune(recording.space(), executor, searcher, nullptr, options);
   ASSERT_EQ(elapsed.size(), 6u);
   EXPECT_NEAR(elapsed.front(), (34 + 0.2 + 6) / 1e3, 1e-12) << "X = 6 first, at the mean compile";
