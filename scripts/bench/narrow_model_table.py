@@ -24,14 +24,13 @@ import subprocess
 import sys
 import tempfile
 
-from counter_guided_table import stem
+from counter_guided_table import H200, KTT, stem
 
-KTT, H200 = "data/recordings/ktt", "data/h200"
 # tuned recording, model recording, whether the kernel is compute-bound (spec)
 PAIRS = [
     (f"{H200}/transpose_h200.db.gz", f"{H200}/transpose_h200.db.gz", False),
-    (f"{H200}/conv_h200.db.gz", f"{H200}/conv_h200.db.gz", False),
-    (f"{H200}/nbody_h200.db.gz", f"{H200}/nbody_h200.db.gz", False),
+    (f"{H200}/conv_h200.db.gz", f"{H200}/conv_h200.db.gz", True),
+    (f"{H200}/nbody_h200.db.gz", f"{H200}/nbody_h200.db.gz", True),
     (f"{KTT}/coulomb_rtx2080.ktt.json.gz", f"{KTT}/coulomb_gtx1070.ktt.json.gz", True),
     (f"{H200}/coulomb_h200.db.gz", f"{KTT}/coulomb_rtx2080.ktt.json.gz", True),
     (f"{KTT}/pnpoly_rtx3090.ktt.json.gz", f"{KTT}/pnpoly_rtx2080ti.ktt.json.gz", False),

@@ -761,6 +761,11 @@ TEST(GuidedSearcher, DrawsItsDesignFromTheWholeSpaceWhereTheSourceHoldsFew) {
   std::filesystem::remove(source);
 }
 
+// A runtime fastest where A * B = 300, which needs A of 15 or more on the grid.
+double fastest_where_a_times_b_is_300(const Space& space, ConfigIndex c) {
+  return 1.0 + std::abs(space.value(c, 0).as_double() * space.value(c, 1).as_double() - 300.0) / 10.0;
+}
+
 // A parameter the model cannot tell apart counts at full weight, as in `bayes`, not at the small
 // weight of those whose effect the predicted counters carry. Here a tree model trained on A up
 // to 10 predicts every larger A as 10, while the fastest configurations (A * B = 300) need A of
@@ -771,10 +776,7 @@ TEST(GuidedSearcher, WeighsAParameterTheModelCannotTellApartInFull) {
       std::filesystem::temp_directory_path() / ("steer_guided_short_model_" + std::to_string(getpid()) + ".json");
   save_product_model(10, ModelKind::Tree, model);
 
-  // Fastest where A * B = 300.
-  auto runtime = [](const Space& space, ConfigIndex c) {
-    return 1.0 + std::abs(space.value(c, 0).as_double() * space.value(c, 1).as_double() - 300.0) / 10.0;
-  };
+  const auto runtime = fastest_where_a_times_b_is_300;
   std::vector<std::size_t> full, small;
   for (std::uint64_t seed = 1; seed <= 9; ++seed) {
     full.push_back(tests_to_fastest("guided", seed, model.string(), {}, runtime, 60));
@@ -802,9 +804,7 @@ TEST(GuidedSearcher, FitsLengthScalesWhereTheModelCannotTellAParameterApart) {
   const std::filesystem::path model =
       std::filesystem::temp_directory_path() / ("steer_guided_short_model_ard_" + std::to_string(getpid()) + ".json");
   save_product_model(10, ModelKind::Tree, model);
-  auto runtime = [](const Space& space, ConfigIndex c) {
-    return 1.0 + std::abs(space.value(c, 0).as_double() * space.value(c, 1).as_double() - 300.0) / 10.0;
-  };
+  const auto runtime = fastest_where_a_times_b_is_300;
   const Space space = grid_space();
   auto route = [&](const std::string& path, const std::string& ard) {
     auto searcher = make_searcher("guided", {.seed = 4, .model_path = path, .settings = {{"ard_unmodelled", ard}}});
