@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The counter-guided searcher with models that miss a parameter of the tuned space
-(docs/searchers.md, `guided`, `ard_unmodelled`).
+(docs/guided-measurements.md, "Parameters the model cannot tell apart").
 
 For seven pairs of recordings (the tuned recording, the recording its model is trained on)
 it cuts the model recording to the configurations that hold the most common value of one
