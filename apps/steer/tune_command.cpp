@@ -57,6 +57,7 @@ struct TuneArgs {
   int repetitions = 10;
   int warmup = 1;
   double max_test_ms = 0;
+  double max_test_relative = TuneOptions{}.max_test_relative;
   std::optional<double> timeout_ms;  // --timeout-ms; unset: the spec's, else 10 s
   std::vector<std::string> settings;
   std::string model;
@@ -296,6 +297,7 @@ int run_tune(const TuneArgs& args) {
   options.run.repetitions = args.repetitions;
   options.run.warmup = args.warmup;
   options.run.max_total_ms = args.max_test_ms;
+  options.max_test_relative = args.max_test_relative;
   options.timeout_ms = args.timeout_ms;
   options.run.measure = measure_request(args.counters, args.energy_window_s);
   options.objective = Objective::parse(args.objective);
@@ -424,6 +426,11 @@ Runner register_tune(CLI::App& app) {
   cmd->add_option("--warmup", args->warmup, "Untimed launches before timing")->check(kNonNegative);
   cmd->add_option("--max-test-ms", args->max_test_ms,
                   "Stop a test's timed launches once this much kernel time was timed (at least one; 0: no cap)")
+      ->check(kNonNegative);
+  cmd->add_option("--max-test-relative", args->max_test_relative,
+                  "Stop a test's timed launches once they took this many times what the fastest test so far took "
+                  "for all of its launches (at least one; 0: no cap)")
+      ->capture_default_str()
       ->check(kNonNegative);
   cmd->add_option("--timeout-ms", args->timeout_ms,
                   "A launch slower than this is a timeout, and its kernel is stopped (default: the spec's "

@@ -51,6 +51,14 @@ struct TuneOptions {
   // stopped (the backend replaces its worker process). Unset: the spec's kernel.timeout_ms
   // (ExecutorInfo::timeout_ms), else run.timeout_ms (10 s).
   std::optional<double> timeout_ms;
+  // Stop timing a test once its timed kernel time reaches this many times what the fastest
+  // valid test so far took for all its launches (its median × run.repetitions): a
+  // configuration far slower than the fastest, which cannot be the best, costs about what
+  // the fastest did instead of run.repetitions of its own launches. At least one launch is
+  // timed; those within this factor of the fastest time all their launches. Its median then
+  // comes from the launches timed (Result::time.samples_ms). 0: off. With run.max_total_ms
+  // the smaller cap applies; the final check is not capped by it.
+  double max_test_relative = 2;
   // What "best" means; an objective that needs energy measures it on every test.
   Objective objective;
   int compile_threads = 0;          // 0: hardware threads - 1 (at least 1)

@@ -336,8 +336,9 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             warnings.warn(f"objective {objective!r} is a metric: the {searcher} search ranks by time, and the best "
                           "configuration is chosen by the metric among those it tested", UserWarning, stacklevel=2)
     higher_is_better = bool(objective_higher_is_better) if objective_higher_is_better is not None else False
+    # Every configuration timed `iterations` times, as Kernel Tuner times it: no cap on slow ones.
     tuner.options(repetitions=int(iterations), objective="time" if metric_objective else objective,
-                  final_check=int(final_check))
+                  final_check=int(final_check), max_test_relative=0)
     if counters:
         tuner.options(counters=counters)
     if cache:

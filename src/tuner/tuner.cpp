@@ -78,6 +78,8 @@ class Loop {
     if (executor_.simulated()) executor_.charge(seconds_since(since));
   }
   const Result& execute(Pending& pending);
+  // The run options of the next test: the run's, with what it measures and its timing cap.
+  RunOptions& run_options_for(const Pending& pending);
   void record(const Result& result, Result* owned, bool resumed, double overhead_ms);
   void store_abandoned_tests();
   void fail_early(const Result& result);
@@ -96,7 +98,8 @@ class Loop {
   const TuneOptions& options_;
 
   std::unique_ptr<ThreadPool> pool_;
-  RunOptions run_options_;                 // options_.run with each test's measure request
+  RunOptions run_options_;                 // options_.run with each test's measure request and cap
+  double fastest_ms_ = 0;                  // the fastest valid median so far (0: none yet)
   std::vector<std::string> warnings_;      // of the latest test
   std::int64_t tuning_id_ = 0;
   std::unordered_map<std::string, Result> stored_;
@@ -236,10 +239,19 @@ void Loop::refill() {
   }
 }
 
+RunOptions& Loop::run_options_for(const Pending& pending) {
+  run_options_.measure = pending.proposal.measure;
+  run_options_.max_total_ms = options_.run.max_total_ms;
+  if (options_.max_test_relative > 0 && fastest_ms_ > 0) {
+    const double relative = options_.max_test_relative * fastest_ms_ * std::max(1, options_.run.repetitions);
+    if (run_options_.max_total_ms <= 0 || relative < run_options_.max_total_ms) run_options_.max_total_ms = relative;
+  }
+  return run_options_;
+}
+
 const Result& Loop::execute(Pending& pending) {
   const ConfigIndex config = pending.proposal.config;
-  RunOptions& run_options = run_options_;
-  run_options.measure = pending.proposal.measure;
+  RunOptions& run_options = run_options_for(pending);
   std::vector<std::string>& warnings = warnings_;
   warnings.clear();
   if (executor_.simulated()) {
@@ -349,6 +361,7 @@ void Loop::record(const Result& result, Result* owned, bool resumed, double over
   if (resumed) ++summary_.resumed;
   if (result.ok()) {
     ++summary_.valid;
+    if (fastest_ms_ == 0 || result.time.median_ms < fastest_ms_) fastest_ms_ = result.time.median_ms;
     if (!summary_.best || better(result, *summary_.best)) {
       summary_.best = result;
       progress_.best = result;  // copied when it changes, not on every test
@@ -394,6 +407,7 @@ void Loop::final_check() {
   for (std::size_t i = 0; i < k; ++i) prepared.push_back(executor_.prepare(valid[i]->config_index));
   RunOptions run = run_options_;
   run.measure = {};
+  run.max_total_ms = options_.run.max_total_ms;  // the finalists are all timed in full
   std::vector<std::string> warnings;
   for (int round = 0; round < options_.final_rounds; ++round) {
     for (std::size_t j = 0; j < k; ++j) {
@@ -542,8 +556,7 @@ void Loop::run_parallel() {
           continue;
         }
         const ConfigIndex config = pending.proposal.config;
-        run_options_.measure = pending.proposal.measure;
-        executor_.submit(config, nullptr, run_options_);
+        executor_.submit(config, nullptr, run_options_for(pending));
         submitted_.emplace(config, std::move(pending));
         ++in_flight_;
       }

@@ -181,6 +181,30 @@ TEST(TuneEndToEnd, ConfigurationsTheDeviceCannotLaunchAreLeftOutAndCounted) {
       << out.output;
 }
 
+TEST(TuneEndToEnd, TestsFarSlowerThanTheFastestStopTimingEarly) {
+  if (!have_opencl()) GTEST_SKIP() << "no OpenCL device";
+  // A cap of 0.01 x the fastest test's 5 launches is less than any one launch: every test
+  // after the first valid one times a single launch; without the cap, all five.
+  for (const char* relative : {"0.01", "0"}) {
+    fs::path db = fresh_db(std::string("relative_") + relative);
+    Output out = run_steer("tune " + kSpec + " --backend opencl --size small --searcher random --seed 3 --budget 6 " +
+                           "--repetitions 5 --final-check 0 --max-test-relative " + relative + " --db " + db.string(),
+                           true);
+    ASSERT_EQ(out.exit_code, 0) << out.output;
+    std::vector<steer::Result> results = stored_results(db);
+    ASSERT_EQ(results.size(), 6u);
+    bool valid_before = false;
+    for (const steer::Result& r : results) {
+      if (!r.ok()) continue;
+      const std::size_t expected = valid_before && std::string(relative) != "0" ? 1 : 5;
+      EXPECT_EQ(r.time.samples_ms.size(), expected) << relative << " " << r.key();
+      valid_before = true;
+    }
+    EXPECT_TRUE(valid_before);
+    fs::remove(db);
+  }
+}
+
 TEST(TuneEndToEnd, AStoreResumesOnlyWhatTheSameContentMeasured) {
   if (!have_opencl()) GTEST_SKIP() << "no OpenCL device";
   // A copy of the transpose kernel folder, edited as a user would.

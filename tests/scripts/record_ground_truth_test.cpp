@@ -189,6 +189,7 @@ TEST_F(RecordGroundTruth, OneGpuRecordsInTheSeededOrderThenTheNearBestBand) {
   EXPECT_THAT(log, HasSubstr("gpu=- listed=- tune"));
   EXPECT_THAT(log, HasSubstr("--searcher random --seed 1 --budget 150 --counters default"));
   EXPECT_THAT(log, HasSubstr("--tuning 1")) << "a store of schema 2 is continued by naming its tuning";
+  EXPECT_THAT(log, HasSubstr("--max-test-relative 0")) << "every configuration timed alike, whatever ran before it";
   EXPECT_THAT(log, HasSubstr("--searcher list --set file=store.db.list --objective energy --energy-window 0.5"));
   // Every configuration within 1.2x of the best stored time got energy.
   EXPECT_EQ(query("store.db.gz",

@@ -661,6 +661,36 @@ TEST_F(TunerTest, TheFinalAnswerMeasuresTheBestFewAgainInterleavedAndSaysWhichAr
   EXPECT_TRUE(run("exhaustive", options, nullptr, 1).finalists.empty());
 }
 
+TEST_F(TunerTest, ATestSlowerThanTheFastestIsTimedForAboutWhatTheFastestTookInFull) {
+  // Exhaustive order: A=1 B=1 (19 ms), A=1 B=2 (18), A=1 B=4 (16), A=1 B=8 (12), A=2 B=2 (28),
+  // ...; 3 launches a test. Each test's cap is 2 x the fastest so far x 3 launches.
+  std::vector<double> caps;
+  backend_.before_run = [&](const KernelInstance&, const RunOptions& options) { caps.push_back(options.max_total_ms); };
+  TuneOptions options;
+  options.stop.tests = 6;
+  run("exhaustive", options);
+  EXPECT_EQ(caps, (std::vector<double>{0, 2 * 19 * 3, 2 * 18 * 3, 2 * 16 * 3, 2 * 12 * 3, 2 * 12 * 3}))
+      << "no cap before a valid test; then the fastest so far sets it";
+
+  // A failure sets nothing; a cap of the run's own that is smaller wins; the final check
+  // times the finalists in full (the run's own cap only).
+  backend_.launch_fails = [](const KernelInstance& i) { return define(i, "B") == 1; };
+  caps.clear();
+  options.run.max_total_ms = 100;
+  run("exhaustive", options, nullptr, 2);
+  const std::vector<double> search(caps.begin(), caps.begin() + 6);
+  EXPECT_EQ(search, (std::vector<double>{100, 100, 100, 2 * 16 * 3, 2 * 12 * 3, 2 * 12 * 3}));
+  ASSERT_EQ(caps.size(), 6u + 2 * 3) << "two finalists, three rounds";
+  for (std::size_t i = 6; i < caps.size(); ++i) EXPECT_EQ(caps[i], 100) << i;
+
+  // Off at 0.
+  caps.clear();
+  options.max_test_relative = 0;
+  options.run.max_total_ms = 0;
+  run("exhaustive", options);
+  EXPECT_EQ(caps, std::vector<double>(6, 0.0));
+}
+
 TEST_F(TunerTest, TheCpuReferenceIsComputedOncePerContentAndThenReadFromTheCache) {
   const fs::path cache = dir_ / "cache";
   setenv("STEER_CACHE_DIR", cache.c_str(), 1);
