@@ -141,6 +141,11 @@ void print_summary(const TuneSummary& s, const Spec& spec) {
     fmt::print("time-energy Pareto front ({} configurations):\n", s.pareto.size());
     for (const Result& r : s.pareto) fmt::print("  {:.4f} ms  {}  {}\n", r.time.median_ms, energy_text(r), config_text(r));
   }
+  if (s.shortened > 0) {
+    fmt::print("{} valid tests timed fewer launches than asked: slower than the fastest so far by more than "
+               "--max-test-relative allows, or past --max-test-ms\n",
+               s.shortened);
+  }
   for (const std::string& warning : s.warnings) fmt::print("warning: {}\n", warning);
   fmt::print("wall {:.2f} s = setup {:.2f} + compile wait {:.2f} + run {:.2f} + validation {:.2f} + framework {:.2f}"
              " (compiler time {:.2f} s{}; framework median {:.3f} ms/test)\n",
@@ -152,6 +157,7 @@ nlohmann::json summary_json(const TuneSummary& s, const Spec& spec) {
   nlohmann::json out = {
       {"tests", s.tests},         {"valid", s.valid},
       {"failed", s.failed},       {"resumed", s.resumed},
+      {"shortened", s.shortened},
       {"interrupted", s.interrupted}, {"stop_reason", s.stop_reason},
       {"compiled_ahead", s.compiled_ahead},
       {"wall_s", s.wall_s},       {"setup_s", s.setup_s},

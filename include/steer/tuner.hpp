@@ -112,6 +112,9 @@ struct TuneProgress {
 
 struct TuneSummary {
   std::uint64_t tests = 0, valid = 0, failed = 0, resumed = 0;
+  // Valid tests this run timed fewer launches than run.repetitions: a cap stopped them
+  // (TuneOptions::max_test_relative, run.max_total_ms). Not counted in a replay.
+  std::uint64_t shortened = 0;
   bool interrupted = false;
   bool compiled_ahead = false;      // whether the compile pool ran (see TuneOptions::compile_ahead)
   std::string stop_reason;

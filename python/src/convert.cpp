@@ -217,6 +217,7 @@ nb::dict from_summary(const TuneSummary& summary) {
   out["valid"] = summary.valid;
   out["failed"] = summary.failed;
   out["resumed"] = summary.resumed;
+  out["shortened"] = summary.shortened;
   out["interrupted"] = summary.interrupted;
   out["compiled_ahead"] = summary.compiled_ahead;
   out["stop_reason"] = summary.stop_reason;

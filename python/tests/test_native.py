@@ -189,8 +189,9 @@ def test_tests_far_slower_than_the_fastest_time_fewer_launches():
         tuner, x, _ = saxpy_tuner()
         tuner.reference({"y": 2 * x + 1}).searcher("exhaustive")
         tuner.options(repetitions=5, final_check=0, max_test_relative=relative)
-        results = tuner.tune(progress=False)["results"]
-        assert [r["time"]["repetitions"] for r in results] == [5] + [later] * 7
+        summary = tuner.tune(progress=False)
+        assert [r["time"]["repetitions"] for r in summary["results"]] == [5] + [later] * 7
+        assert summary["shortened"] == (7 if later == 1 else 0)
 
 
 def test_energy_objectives_and_the_pareto_front():

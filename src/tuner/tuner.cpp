@@ -362,6 +362,10 @@ void Loop::record(const Result& result, Result* owned, bool resumed, double over
   if (result.ok()) {
     ++summary_.valid;
     if (fastest_ms_ == 0 || result.time.median_ms < fastest_ms_) fastest_ms_ = result.time.median_ms;
+    if (!resumed && !executor_.simulated() &&
+        result.time.samples_ms.size() < static_cast<std::size_t>(std::max(0, options_.run.repetitions))) {
+      ++summary_.shortened;
+    }
     if (!summary_.best || better(result, *summary_.best)) {
       summary_.best = result;
       progress_.best = result;  // copied when it changes, not on every test

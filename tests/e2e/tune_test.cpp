@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -34,7 +35,7 @@ TEST(TuneEndToEnd, JsonSummaryHasTheDocumentedFields) {
                          "--json --db " + db.string());
   ASSERT_EQ(out.exit_code, 0) << out.output;
   auto summary = nlohmann::json::parse(out.output);
-  for (const char* field : {"tests", "valid", "failed", "wall_s", "best"}) {
+  for (const char* field : {"tests", "valid", "failed", "resumed", "shortened", "wall_s", "best"}) {
     EXPECT_TRUE(summary.contains(field)) << field;
   }
   EXPECT_EQ(summary["tests"], 5);
@@ -201,6 +202,14 @@ TEST(TuneEndToEnd, TestsFarSlowerThanTheFastestStopTimingEarly) {
       valid_before = true;
     }
     EXPECT_TRUE(valid_before);
+    // The summary says how many were shortened: every valid test but the first, or none.
+    const auto valid = std::count_if(results.begin(), results.end(), [](const steer::Result& r) { return r.ok(); });
+    if (std::string(relative) == "0") {
+      EXPECT_EQ(out.output.find("timed fewer launches"), std::string::npos) << out.output;
+    } else {
+      EXPECT_NE(out.output.find(std::to_string(valid - 1) + " valid tests timed fewer launches"), std::string::npos)
+          << out.output;
+    }
     fs::remove(db);
   }
 }
