@@ -184,9 +184,9 @@ TEST(TuneEndToEnd, ConfigurationsTheDeviceCannotLaunchAreLeftOutAndCounted) {
 
 TEST(TuneEndToEnd, TestsFarSlowerThanTheFastestStopTimingEarly) {
   if (!have_opencl()) GTEST_SKIP() << "no OpenCL device";
-  // A cap of 0.01 x the fastest test's 5 launches is less than any one launch: every test
+  // A cap of 0.001 x the fastest test's 5 launches is less than any one launch: every test
   // after the first valid one times a single launch; without the cap, all five.
-  for (const char* relative : {"0.01", "0"}) {
+  for (const char* relative : {"0.001", "0"}) {
     fs::path db = fresh_db(std::string("relative_") + relative);
     Output out = run_steer("tune " + kSpec + " --backend opencl --size small --searcher random --seed 3 --budget 6 " +
                            "--repetitions 5 --final-check 0 --max-test-relative " + relative + " --db " + db.string(),
