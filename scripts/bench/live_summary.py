@@ -24,10 +24,21 @@ tells searchers apart by noise; having tested the best configuration does not.
 """
 import argparse
 import glob
+import json
 import os
 import re
 import statistics
 import sys
+
+def shortened_tests(path):
+    """The tests a timing cap shortened, from steer tune --json (KERNEL_SEARCHER_SEED.json), or
+    None where the summary lacks it (a build before the count, or a run cut short)."""
+    try:
+        with open(path) as f:
+            return json.load(f).get("shortened")
+    except (OSError, ValueError):
+        return None
+
 
 LINE = re.compile(r"^(\d+\.\d+) test (\d+)\S* (\S+) .*\| best (?:([\d.]+) ms|-)")
 
@@ -115,7 +126,7 @@ def main():
     if args.weighted is not None and (args.time_ms is None or args.energy_j is None):
         ap.error("--weighted needs --time-ms and --energy-j")
     times = [float(t) for t in args.times.split(",")]
-    runs, stores = {}, {}
+    runs, stores, shortened = {}, {}, {}
     for path in sorted(glob.glob(os.path.join(args.dir, f"{args.kernel}_*_*.log"))):
         searcher, seed = os.path.basename(path)[len(args.kernel) + 1:-4].rsplit("_", 1)
         if args.weighted is not None:
@@ -128,10 +139,14 @@ def main():
             points = read_log(path)
         runs.setdefault(searcher, {})[int(seed)] = points
         stores.setdefault(searcher, {})[int(seed)] = path[:-4] + ".db"
+        shortened.setdefault(searcher, {})[int(seed)] = shortened_tests(path[:-4] + ".json")
     if not runs:
         sys.exit(f"live_summary.py: no {args.kernel}_*_*.log in {args.dir}")
     target = args.within * args.best_ms
-    header = ["searcher", "seeds", "tests (median)"] + [f"best at {t:g} s" for t in times] + [
+    # Tests a timing cap (steer tune --max-test-relative) shortened: shown where the runs say.
+    counted = any(n is not None for seeds in shortened.values() for n in seeds.values())
+    header = ["searcher", "seeds", "tests (median)"] + (["shortened (median)"] if counted else []) + [
+        f"best at {t:g} s" for t in times] + [
         f"within {args.within:g}x by {times[-1]:g} s", f"first within {args.within:g}x (median)"]
     print("| " + " | ".join(header) + " |")
     print("|---|" + "---:|" * (len(header) - 1))
@@ -139,6 +154,9 @@ def main():
     curves = {}
     for searcher, seeds in runs.items():
         row = [searcher, str(len(seeds)), f"{statistics.median(len(p) for p in seeds.values()):g}"]
+        if counted:
+            known = [n for n in shortened[searcher].values() if n is not None]
+            row.append(f"{statistics.median(known):g}" if known else "-")
         for t in times:
             m = median_best(seeds, t)
             row.append(f"{m:.3f}" if m is not None else "-")
