@@ -11,9 +11,10 @@
 // real cost replaces the lie when it finishes. The initial samples are then at least as many
 // as the devices, and a profiled design point (guided with reaction_draws) runs beside them.
 //
-// `guided`, Steer's counter-guided searcher, is this searcher with other features: the
-// counters a model predicts for every configuration (and, given a source recording, its
-// runtimes), with the parameters at a small weight; docs/searchers.md says why.
+// `surrogate` (surrogate_searcher.cpp) and `guided` (guided_searcher.cpp) are this searcher
+// with other settings (BayesOptions, bayes_options.hpp); `guided`'s features are the counters
+// a model predicts for every configuration (and, given a source recording, its runtimes),
+// with the parameters at a small weight; docs/searchers.md says why.
 //
 // Cost: the model is updated, not refitted. The Cholesky factor L of its n x n kernel matrix
 // gains a row per measurement, O(n^2) where a refit is O(n^3). A candidate's variance needs
@@ -47,6 +48,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Dense>
 
+#include "search/bayes_options.hpp"
 #include "search/file_cache.hpp"
 #include "search/latin_hypercube.hpp"
 #include "search/profile_scoring.hpp"
@@ -58,103 +60,9 @@
 namespace steer {
 namespace {
 
-enum class Covariance { Matern32, Matern52, Rbf };
-enum class Lie { Fastest, Mean, Slowest };
-
-struct BayesOptions {
-  std::uint64_t initial_samples = 20;            // tests before the model chooses (KT's popsize)
-  std::uint64_t initial_samples_with_source = 0; // the same with a source recording (0: initial_samples)
-  bool latin_hypercube = true;                   // KT's samplingmethod: lhs (true) or random
-  std::uint64_t candidates = 1000;               // random untested configurations scored per choice
-  std::uint64_t max_points = 300;                // measurements a refit keeps (see the top)
-  Covariance covariance = Covariance::Matern32;  // KT's covariancekernel
-  double lengthscale = 1.5;                      // KT's covariancelengthscale, in scaled units
-  double xi = 0.01;                              // expected improvement's exploration margin
-  // < 0: xi. Otherwise the margin while no source has proved itself: without a source, or
-  // with one whose fastest design_stop found behind the first design point.
-  double xi_unproven = -1;
-  // Steer's refinements, all off for `bayes` (Kernel Tuner's method) and on for `surrogate`
-  // (docs/searchers.md says why each):
-  bool log_targets = false;          // model log(runtime): runtimes span orders of magnitude
-  std::uint64_t elite = 1;           // the untested neighbours of this many fastest are candidates
-  std::uint64_t bred = 0;            // candidates bred from the fastest, as the genetic searcher breeds
-  std::uint64_t local_every = 0;     // every k-th choice among those two kinds of candidates only
-  bool fit_length_scales = false;    // a length scale per feature, by marginal likelihood
-  std::uint64_t fit_from = 20;       // measurements before the first fit; then at every 1.5 times as many
-  // With a counter model: length scales fitted as fit_length_scales does where the model
-  // cannot tell the tuned space's configurations apart along some parameter (modelled()):
-  // along it only the measurements say how much it matters.
-  bool fit_length_scales_unmodelled = false;
-  // On one device, up to this many proposals pending at a time when the loop asks for
-  // several (its compile-ahead window): each choice beyond the first lies about the pending
-  // ones (the constant liar), and the loop compiles them while one runs.
-  std::uint64_t batch = 1;
-  Lie lie = Lie::Fastest;
-  bool adaptive_batch = false;  // fewer pending where compiling is short against running
-  // With a counter model: its predicted counters of every configuration join the features.
-  std::shared_ptr<const CounterModel> counter_model;
-  double counter_weight = 1.0;    // the counters' feature range, over sqrt(counters), relative to a parameter's
-  double parameter_weight = 1.0;  // a parameter's feature range (0: the predicted counters alone)
-  // >= 0: the range of a parameter the model cannot tell apart, one it was not trained on or
-  // with values of the tuned space it never saw (its predictions are the same, or guesses,
-  // along it), in place of parameter_weight.
-  double unmodelled_weight = -1;
-  // With a source recording (another GPU's or input's): its fastest configurations are
-  // tested first, and its runtimes are a feature.
-  std::shared_ptr<const search::SourceRuntimes> source;
-  std::uint64_t source_first = 1;  // the source's fastest tested before the initial samples
-  double source_weight = 1.0;      // the source runtime feature's range, as counter_weight is a counter's
-  // > 0: the source's standardised log runtime, times a factor b, is the model's prior mean;
-  // b is fitted to the measurements (generalised least squares) under a prior N(1,
-  // source_prior^2), so that a source that ranks the tuned GPU's configurations well steers
-  // the choices toward its fastest, and one that does not fades out. 0: no prior mean.
-  double source_prior = 0;
-  std::uint64_t source_candidates = 50;  // with source_prior: the source's fastest untested join the candidates
-  // With source_prior and the source's fastest tested first: once it and the first design
-  // point are measured, the rest of the initial design is dropped if the source's fastest was
-  // the faster. A source that ranks the tuned space well puts its fastest among the tuned
-  // space's fastest few per cent, ahead of a random point 19 times in 20; one that does not is
-  // as likely behind, and keeps its full design. One test at a time only.
-  bool design_stop = false;
-  // > 0: the design's points after the first (and after the source's fastest) are spread in
-  // feature space: each the farthest from those before it among this many random
-  // configurations; the reaction's draws (reaction_draws) likewise, each the farthest of this
-  // many it drew. 0: the Latin hypercube (or random sample) and the reaction's draws as drawn.
-  std::uint64_t spread = 0;
-  // < 1, with source_prior: the design's points after the source's fastest are drawn from
-  // the configurations in the source's fastest share of its runtimes (0.5: its faster half),
-  // not from the whole space. A slow test costs its runtime, and even a source whose fastest
-  // misleads ranks the tuned space's halves better than chance (gemm at 128^3 for 4096^3).
-  double design_share = 1;
-  // Without a source, with a counter model: the work the model predicts of each
-  // configuration, sqrt(INST_EXE * (DRAM_RT + DRAM_WT + 1)) (instructions and DRAM traffic,
-  // what a compute-bound and a memory-bound kernel's runtime grow with), stands in for a
-  // source's runtimes: the prior mean's shape (source_prior), the design pool (design_share)
-  // and candidates (source_candidates), its feature (source_weight), and its lightest
-  // configurations are tested first (work_first), judged by design_stop as a source's
-  // fastest. The fitted factor b fades it where work does not rank the tuned GPU's runtimes.
-  bool work_prior = false;
-  std::uint64_t work_first = 0;  // with work_prior: the predicted lightest tested first, as source_first
-  // With a source: this many of the predicted lightest (the work of work_prior) are tested
-  // after the source's fastest, and count as the source's fastest for design_stop.
-  std::uint64_t work_after_source = 0;
-  // With a source, design_stop and a model that predicts work: where design_stop finds the
-  // source's own fastest behind another of the first tests, the source is set aside and the
-  // predicted work takes its place (prior mean, candidates and feature), as without a source.
-  // A source's fastest that a random point or the predicted lightest beats ranks the tuned
-  // space worse than the predicted work does: another input whose fastest misleads (gemm at
-  // 128^3 for 4096^3), or a source recorded over a narrower space.
-  bool work_replaces_beaten_source = false;
-  std::uint64_t initial_samples_without_prior = 0;  // where work_prior finds no work to rank by (0: initial_samples)
-  // With reaction_draws > 0 (and a model): the first design point (after the source's fastest)
-  // is profiled, and the expert
-  // system's reaction to its bottlenecks draws that many of the initial samples (eq. 12, 13).
-  std::uint64_t reaction_draws = 0;
-  std::uint64_t reaction_draws_not_time = 0;  // the same when the objective is not time
-  ExpertOptions expert;
-  search::Normalisation normalisation;
-  std::string name = "bayes";
-};
+using search::BayesOptions;
+using search::Covariance;
+using search::Lie;
 
 // a . b with eight running sums: several times the throughput of one sum and, unlike letting
 // the compiler reassociate, a result that does not depend on the x86-64 processor: where it
@@ -1320,9 +1228,7 @@ class BayesSearcher final : public Searcher {
 
 }  // namespace
 
-namespace {
-
-std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOptions bayes, bool with_model) {
+std::unique_ptr<Searcher> search::make_bayes(const SearcherOptions& options, BayesOptions bayes, bool with_model) {
   search::Settings settings(bayes.name, options.settings);
   // The source: the recording named by `source`, else (unless `source=none`) the one the
   // model was trained on, whose runtimes the model carries; not where a replay replays the
@@ -1391,94 +1297,8 @@ std::unique_ptr<Searcher> make_bayes(const SearcherOptions& options, BayesOption
   return std::make_unique<BayesSearcher>(options.seed, bayes);
 }
 
-}  // namespace
-
 std::unique_ptr<Searcher> make_bayes_searcher(const SearcherOptions& options) {
-  return make_bayes(options, BayesOptions{}, false);
-}
-
-// The counter-guided searcher: Bayesian optimisation whose features include the counters a
-// model (trained on another GPU or input) predicts for every configuration.
-std::unique_ptr<Searcher> make_guided_searcher(const SearcherOptions& options) {
-  if (options.model_path.empty()) {
-    throw Error("searcher 'guided' needs a counter model: --model FILE (train one with `steer model train`, docs/models.md)");
-  }
-  // Chosen by cross-validation over the recordings with counters (docs/searchers.md).
-  BayesOptions guided;
-  guided.name = "guided";
-  guided.initial_samples = 4;
-  // A source's prior mean informs the first choices already: half the initial samples.
-  guided.initial_samples_with_source = 2;
-  guided.source_prior = 2;
-  // ... and the second point is left out when the source's fastest beats the first.
-  guided.design_stop = true;
-  // For energy and mixes the source's fastest is tested first and the source's runtimes are
-  // no prior mean; the reaction to the profiled first design point draws the next 3: on the
-  // recordings with counters and energy it raised P most (docs/searchers.md, "guided").
-  guided.reaction_draws_not_time = 3;
-  // Its design spread over the predicted counters (the best of 5 random configurations each),
-  // with a source tuning for time drawn from the source's faster half.
-  guided.spread = 5;
-  guided.design_share = 0.5;
-  // Without a source, the model's predicted work stands in for one: it raised P on most pairs
-  // of recordings where the model comes from another GPU or input and no source is given, and
-  // on the mean of those tuned with their own model (docs/searchers.md).
-  guided.work_prior = true;
-  // ... and its lightest configuration is tested first, as a source's fastest is: the
-  // predicted work ranks the tuned space well enough that its lightest is often among the
-  // fastest (pnpoly on the RTX 2080 Ti: the ten lightest all within 1.09x of the best).
-  guided.work_first = 1;
-  // With a source the predicted lightest is tested right after the source's fastest (and
-  // design_stop, tuning for time, judges both): where the source is another input whose
-  // fastest misleads (gemm at 128^3 for 4096^3) the predicted work still ranks the tuned
-  // space, and less work costs less energy too.
-  guided.work_after_source = 1;
-  // ... and a source whose own fastest either of them beats is set aside for the predicted
-  // work: over ten pairs of recordings it never lowered P and raised it where the source is
-  // another input (gemm at 128^3 and 4096^3, either way) or holds few of the tuned space's
-  // configurations (the 205,216-configuration gemm with 128^3's model).
-  guided.work_replaces_beaten_source = true;
-  guided.parameter_weight = 0.1;
-  // ... but at full weight, as in `bayes`, a parameter the model cannot tell apart.
-  guided.unmodelled_weight = 1;
-  // ... and where there is such a parameter, length scales fitted as `surrogate` fits them.
-  guided.fit_length_scales_unmodelled = true;
-  guided.counter_weight = 2.5;
-  guided.source_weight = 0.3;
-  guided.lengthscale = 3;
-  // What the time-only surrogate gained by cross-validation over spaces helps here too: log
-  // runtime, candidates bred from the fastest, every other choice local (docs/searchers.md).
-  guided.log_targets = true;
-  guided.elite = 3;
-  guided.bred = 200;
-  guided.local_every = 2;
-  // Tuning for time, a wider margin until a source proves itself (none: throughout): over
-  // the nine recordings it raised the mean P, most on those without a source; for energy and
-  // mixes it lowered gemm_h200's, so there the margin stays (docs/searchers.md).
-  if (options.objective == "time") guided.xi_unproven = 0.05;
-  return make_bayes(options, guided, true);
-}
-
-// Steer's time-only searcher: Bayesian optimisation of log runtime with a length scale per
-// feature, candidates bred from the fastest as well as drawn at random, and every other
-// choice local. Chosen by cross-validation over recordings (docs/searchers.md, "surrogate").
-std::unique_ptr<Searcher> make_surrogate_searcher(const SearcherOptions& options) {
-  BayesOptions surrogate;
-  surrogate.name = "surrogate";
-  surrogate.initial_samples = 8;
-  surrogate.log_targets = true;
-  surrogate.elite = 3;
-  surrogate.bred = 200;
-  surrogate.local_every = 2;
-  surrogate.fit_length_scales = true;
-  surrogate.fit_from = 20;
-  // One proposal at a time: with compiles serialised as NVRTC does, pending proposals cost
-  // tests and gain no time (docs/searchers.md, "Compiles ahead"). `batch` N keeps up to N
-  // pending, as many as hide compiling, lying with the mean measured cost.
-  surrogate.batch = 1;
-  surrogate.lie = Lie::Mean;
-  surrogate.adaptive_batch = true;
-  return make_bayes(options, surrogate, false);
+  return search::make_bayes(options, BayesOptions{}, false);
 }
 
 }  // namespace steer
