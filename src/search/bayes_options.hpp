@@ -30,6 +30,9 @@ struct BayesOptions {
   // < 0: xi. Otherwise the margin while no source has proved itself: without a source, or
   // with one whose fastest design_stop found behind the first design point.
   double xi_unproven = -1;
+  // > 0: the unproven margin holds for this many measurements at most, then xi: it widens
+  // the model's first choices, and later ones refine the fastest found.
+  std::uint64_t xi_unproven_tests = 0;
   // Steer's refinements, all off for `bayes` (Kernel Tuner's method) and on for `surrogate`
   // (docs/searchers.md says why each):
   bool log_targets = false;          // model log(runtime): runtimes span orders of magnitude

@@ -1070,7 +1070,8 @@ class BayesSearcher final : public Searcher {
       // With a prior mean b p: b p(c) + k(X, c)^T K^-1 (y - b p(X)).
       const double mu = (k.ok + failed * k.failed - mean * k.one) / scale + (prior_.empty() ? 0.0 : b * (prior_[c] - k.prior));
       const double sigma = std::sqrt(std::max(0.0, 1.0 - k.explained));
-      const double ei = expected_improvement(best - xi_ - mu, sigma);
+      const double xi = options_.xi_unproven_tests > 0 && measured_.size() >= options_.xi_unproven_tests ? options_.xi : xi_;
+      const double ei = expected_improvement(best - xi - mu, sigma);
       ranked.emplace_back(std::isnan(ei) ? 1.0 : -ei, c);
     }
     const std::size_t keep = std::min(count, ranked.size());
@@ -1280,6 +1281,7 @@ std::unique_ptr<Searcher> search::make_bayes(const SearcherOptions& options, Bay
   if (with_model) {
     bayes.unmodelled_weight = settings.number("unmodelled_weight", bayes.unmodelled_weight, -1, 1e6);
     bayes.xi_unproven = settings.number("xi_unproven", bayes.xi_unproven, 0, 1e6);
+    bayes.xi_unproven_tests = settings.integer("xi_unproven_tests", bayes.xi_unproven_tests, 0, 1'000'000);
     bayes.source_first = settings.integer("source_first", bayes.source_first, 0, 1'000'000);
     bayes.work_first = settings.integer("work_first", bayes.work_first, 0, 1'000'000);
     bayes.work_after_source = settings.integer("work_after_source", bayes.work_after_source, 0, 1'000'000);

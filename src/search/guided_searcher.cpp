@@ -67,6 +67,9 @@ std::unique_ptr<Searcher> make_guided_searcher(const SearcherOptions& options) {
   // the nine recordings it raised the mean P, most on those without a source; for energy and
   // mixes it lowered gemm_h200's, so there the margin stays (docs/searchers.md).
   if (options.objective == "time") guided.xi_unproven = 0.05;
+  // ... for its first 10 measurements at most: on nbody_h200, where no source proves itself,
+  // a margin narrowed from then on raised P by 0.03-0.05; 32 other cases did not move.
+  guided.xi_unproven_tests = 10;
   return search::make_bayes(options, guided, true);
 }
 

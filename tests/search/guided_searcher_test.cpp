@@ -408,15 +408,16 @@ TEST(GuidedSearcher, AnyOfTheSourcesFastestTestedFirstCanLeadTheDesign) {
 }
 
 // Tuning for time, expected improvement keeps a wider margin (xi_unproven) while no source
-// has proved itself: without a source it is the margin throughout; with one, it holds until
-// design_stop has judged the source, and the source's fastest leading the design point narrows
-// it to xi.
+// has proved itself: without a source it is the margin (for the first xi_unproven_tests
+// measurements, or throughout at 0); with one, it holds until design_stop has judged the
+// source, and the source's fastest leading the design point narrows it to xi.
 TEST(GuidedSearcher, ExploresMoreWhileNoSourceHasProvedItself) {
   const Recording tuned = Recording::load(kData / "ktt/coulomb_rtx2080.ktt.json.gz");
   const std::string source = (kData / "ktt/coulomb_gtx1070.ktt.json.gz").string();
   const std::filesystem::path model = tree_model_of(source);
   auto route = [&](std::map<std::string, std::string> settings, const auto& replay) {
     settings.emplace("xi", "0.01");
+    settings.emplace("xi_unproven_tests", "0");  // throughout, unless a case says otherwise
     settings.emplace("source", "none");  // not the model's recording either
     settings.emplace("work_prior", "false");  // nor the predicted work in its place
     auto guided = make_searcher("guided", {.seed = 3, .model_path = model.string(), .settings = settings});
@@ -427,6 +428,11 @@ TEST(GuidedSearcher, ExploresMoreWhileNoSourceHasProvedItself) {
   const auto wide = route({{"xi_unproven", "0.5"}}, replay);
   EXPECT_EQ(wide, route({{"xi", "0.3"}, {"xi_unproven", "0.5"}}, replay));
   EXPECT_NE(wide, route({{"xi_unproven", "0.01"}}, replay)) << "the margin matters on this recording";
+  // For the first 10 measurements only (as guided sets it): the same first 10 tests, then xi's.
+  const auto limited = route({{"xi_unproven", "0.5"}, {"xi_unproven_tests", "10"}}, replay);
+  EXPECT_EQ(std::vector<ConfigIndex>(limited.begin(), limited.begin() + 10),
+            std::vector<ConfigIndex>(wide.begin(), wide.begin() + 10));
+  EXPECT_NE(limited, wide);
 
   // A source whose fastest leads (as it does here): xi from the model's first choice on.
   const std::map<std::string, std::string> with_source = {{"source", source}, {"work_after_source", "0"}};
