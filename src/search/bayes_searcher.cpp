@@ -1061,6 +1061,8 @@ class BayesSearcher final : public Searcher {
     const double scale = spread > 0 ? spread : 1.0;
     const double best = (lowest - mean) / scale;
     const double b = prior_factor(failed, mean, scale);
+    // The unproven margin gives way to xi once xi_unproven_tests are measured.
+    const double xi = options_.xi_unproven_tests > 0 && measured_.size() >= options_.xi_unproven_tests ? options_.xi : xi_;
 
     // Mean at c: k(X, c)^T K^-1 y = v . L^-1 y, L^-1 y = (ok + failed x failure - mean x one) / scale.
     // The `count` of highest expected improvement, ties to the lower index (candidates ascend).
@@ -1070,7 +1072,6 @@ class BayesSearcher final : public Searcher {
       // With a prior mean b p: b p(c) + k(X, c)^T K^-1 (y - b p(X)).
       const double mu = (k.ok + failed * k.failed - mean * k.one) / scale + (prior_.empty() ? 0.0 : b * (prior_[c] - k.prior));
       const double sigma = std::sqrt(std::max(0.0, 1.0 - k.explained));
-      const double xi = options_.xi_unproven_tests > 0 && measured_.size() >= options_.xi_unproven_tests ? options_.xi : xi_;
       const double ei = expected_improvement(best - xi - mu, sigma);
       ranked.emplace_back(std::isnan(ei) ? 1.0 : -ei, c);
     }
