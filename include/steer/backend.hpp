@@ -13,6 +13,7 @@
 
 #include "steer/error.hpp"
 #include "steer/result.hpp"
+#include "steer/spec.hpp"
 #include "steer/device.hpp"
 #include "steer/types.hpp"
 
@@ -74,10 +75,32 @@ struct RunOptions {
   // process (CUDA, OpenCL) then replaces the worker, which stops the kernel.
   double timeout_ms = 10'000;
   bool read_outputs = true;      // copy outputs back for validation
+  // Compare the outputs on the device against those given to Backend::expect_outputs, in
+  // place of reading them back (RunResult::comparisons). Where the device cannot, the
+  // outputs are read back instead, as read_outputs does.
+  bool compare_outputs = false;
   MeasureRequest measure;        // counters / energy, where the backend supports them
   // Once set (e.g. by SIGINT), run() abandons the test in progress, stopping its kernel, and
   // throws Interrupted: a hanging kernel does not hold up Ctrl-C.
   const std::atomic<bool>* interrupt = nullptr;
+};
+
+// One output's expected contents and how it is compared (Backend::expect_outputs).
+struct ExpectedOutput {
+  std::size_t argument = 0;           // the output's index among the program's arguments
+  std::span<const std::byte> bytes;   // its expected contents, of the argument's size
+  Comparison comparison;              // Tolerance or Ulps
+};
+
+// An output compared on the device: what validate_output (measure/validation.hpp) finds on
+// the host, element for element the same test.
+struct OutputComparison {
+  std::size_t argument = 0;
+  std::uint64_t elements = 0;
+  std::uint64_t mismatches = 0;
+  double max_abs_error = 0;     // largest |actual - expected| over the elements without NaN
+  std::uint64_t first_mismatch = 0;  // its index, when there are mismatches
+  double first_actual = 0, first_expected = 0;
 };
 
 struct RunResult {
@@ -92,6 +115,11 @@ struct RunResult {
   // and reuses: valid until its next run() or load(). (Outputs can be gigabytes; copying
   // or reallocating them per test would cost more than the test.)
   std::vector<std::span<const std::byte>> outputs;
+  // RunOptions::compare_outputs: one per output compared on the device, and the time that
+  // took (the comparison and reading back its summary). Empty when the outputs were read
+  // back instead (`outputs`).
+  std::vector<OutputComparison> comparisons;
+  double comparison_ms = 0;
   std::map<std::string, double> counters;
   std::optional<EnergyStats> energy;
   std::optional<DeviceConditions> conditions;  // clocks, power, temperature: where the backend reads them
@@ -140,9 +168,16 @@ class Backend {
   // backend that cannot). Throws BackendError when the device cannot be opened in this
   // process; launches then stay in the worker.
   virtual bool run_in_this_process(bool yes);
+  // Copies the expected outputs to the device, so that a run() asked to compare the outputs
+  // (RunOptions::compare_outputs) compares them there instead of reading them back: for
+  // outputs of gigabytes, reading back and comparing on the host costs more than the test.
+  // Holds until the next load(). Returns whether this backend compares on its device (by
+  // default: false). Throws BackendError when an output does not fit its argument.
+  virtual bool expect_outputs(const std::vector<ExpectedOutput>& expected);
 };
 
 inline bool Backend::run_in_this_process(bool) { return false; }
+inline bool Backend::expect_outputs(const std::vector<ExpectedOutput>&) { return false; }
 
 inline RunResult Backend::launch(const CompiledKernel&, const KernelInstance&, const LaunchData&, double) {
   throw BackendError("the " + device().backend + " backend cannot launch a kernel on an application's own data");

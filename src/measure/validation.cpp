@@ -61,6 +61,15 @@ struct UlpBound {
   std::string describe() const { return fmt::format("by more than {} ULPs", ulps); }
 };
 
+// Sets ok and, where elements differ, the message.
+void finish(ValidationResult& result, const std::string& describe_check) {
+  result.ok = result.mismatches == 0;
+  if (result.ok) return;
+  result.message = fmt::format("{} of {} elements differ {}; first at index {}: {}, expected {}; max |error| {}",
+                               result.mismatches, result.elements, describe_check, result.first_mismatch->index,
+                               result.first_mismatch->actual, result.first_mismatch->expected, result.max_abs_error);
+}
+
 // Compares elements [begin, end). The buffers need not be aligned for T, so elements are
 // copied into aligned blocks first.
 template <typename T, typename Check>
@@ -117,15 +126,20 @@ ValidationResult compare(const std::byte* actual, const std::byte* expected, std
     result.max_abs_error = std::max(result.max_abs_error, part.max_abs_error);
     if (!result.first_mismatch) result.first_mismatch = part.first_mismatch;
   }
-  result.ok = result.mismatches == 0;
-  if (!result.ok)
-    result.message = fmt::format("{} of {} elements differ {}; first at index {}: {}, expected {}; max |error| {}",
-                                 result.mismatches, n, check.describe(), result.first_mismatch->index,
-                                 result.first_mismatch->actual, result.first_mismatch->expected, result.max_abs_error);
+  finish(result, check.describe());
   return result;
 }
 
 }  // namespace
+
+ValidationResult comparison_result(std::size_t elements, std::size_t mismatches, double max_abs_error,
+                                   const Mismatch& first, const Comparison& comparison) {
+  ValidationResult result{.elements = elements, .mismatches = mismatches, .max_abs_error = max_abs_error};
+  if (mismatches > 0) result.first_mismatch = first;
+  finish(result, comparison.kind == Comparison::Kind::Ulps ? UlpBound{comparison.ulps}.describe()
+                                                           : Tolerance{comparison.abs, comparison.rel}.describe());
+  return result;
+}
 
 ValidationResult validate_output(ElementType type, std::span<const std::byte> actual,
                                  std::span<const std::byte> expected, double abs_tolerance, double rel_tolerance) {

@@ -29,6 +29,11 @@ struct ValidationResult {
   std::string message;
 };
 
+// The result of a comparison made elsewhere (on the device, Backend::expect_outputs), as
+// validate_output would have phrased it: `first` matters only when there are mismatches.
+ValidationResult comparison_result(std::size_t elements, std::size_t mismatches, double max_abs_error,
+                                   const Mismatch& first, const Comparison& comparison);
+
 // Throws Error if the buffers' sizes differ or are not a whole number of elements.
 ValidationResult validate_output(ElementType type, std::span<const std::byte> actual,
                                  std::span<const std::byte> expected, const Comparison& comparison);

@@ -27,6 +27,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Outputs of at least this many bytes together are compared on the device where the backend
+// can (Backend::expect_outputs), rather than read back and compared on the host's cores:
+// below it, reading back and comparing take about a millisecond or less anyway, and above
+// it they grow to most of a test (a 2.4 GB output cost 190 ms a test on the H200's host).
+constexpr std::size_t kDeviceComparisonMinBytes = std::size_t{16} << 20;
+
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -74,6 +80,7 @@ struct DeviceExecutor::Impl {
   ReferenceOutputs expected;   // per output; empty when the spec asks for no validation
   std::vector<Comparison> comparisons;  // per output
   bool keep_outputs = false;
+  bool compare_on_device = false;  // the backend holds the expected outputs (Backend::expect_outputs)
   std::vector<std::span<const std::byte>> outputs;  // of the latest run, when kept
   std::once_flag digest_once;
   std::string digest;
@@ -212,6 +219,25 @@ struct DeviceExecutor::Impl {
     }
   }
 
+  // Hands the expected outputs to the backend to compare on its device, where they are large
+  // enough to pay and every output is compared by a tolerance or ULPs (a comparison function
+  // given in code needs the output on the host).
+  void offer_expected_outputs() {
+    if (expected.empty() || !callbacks.comparators.empty()) return;
+    const auto& args = problem.program().arguments;
+    std::vector<ExpectedOutput> offered;
+    std::size_t bytes = 0;
+    for (std::size_t o = 0; o < expected.size(); ++o) {
+      if (comparisons[o].kind == Comparison::Kind::Ignore) continue;
+      const std::size_t index = problem.outputs()[o];
+      if (expected[o].size() != args[index].data.size()) return;  // validate() says what is wrong
+      offered.push_back(ExpectedOutput{.argument = index, .bytes = expected[o], .comparison = comparisons[o]});
+      bytes += expected[o].size();
+    }
+    if (offered.empty() || bytes < kDeviceComparisonMinBytes) return;
+    compare_on_device = backend.expect_outputs(offered);
+  }
+
   void validate(const RunResult& run, Result& result) const {
     auto validate_start = Clock::now();
     const auto& args = problem.program().arguments;
@@ -219,6 +245,19 @@ struct DeviceExecutor::Impl {
       const HostArgument& argument = args[problem.outputs()[o]];
       const auto comparator = callbacks.comparators.find(argument.name);
       if (comparator == callbacks.comparators.end() && comparisons[o].kind == Comparison::Kind::Ignore) continue;
+      const auto compared = std::find_if(run.comparisons.begin(), run.comparisons.end(),
+                                         [&](const OutputComparison& c) { return c.argument == problem.outputs()[o]; });
+      if (compared != run.comparisons.end()) {  // on the device
+        const ValidationResult check = comparison_result(
+            compared->elements, compared->mismatches, compared->max_abs_error,
+            Mismatch{compared->first_mismatch, compared->first_actual, compared->first_expected}, comparisons[o]);
+        result.max_abs_error = std::max(result.max_abs_error, check.max_abs_error);
+        if (!check.ok) {
+          result.status = Status::InvalidOutput;
+          result.message = fmt::format("output '{}': {}", argument.name, check.message);
+        }
+        continue;
+      }
       if (o >= run.outputs.size()) {
         result.status = Status::InvalidOutput;
         result.message = fmt::format("output '{}' was not read back", argument.name);
@@ -240,7 +279,7 @@ struct DeviceExecutor::Impl {
         result.message = fmt::format("output '{}': {}", argument.name, check.message);
       }
     }
-    result.validation_ms = seconds_since(validate_start) * 1e3;
+    result.validation_ms = seconds_since(validate_start) * 1e3 + run.comparison_ms;
   }
 };
 
@@ -271,10 +310,11 @@ void DeviceExecutor::start(const RunOptions& run) {
     auto expected = std::async(std::launch::async, [this, &run] { impl_->compute_expected(run); });
     impl_->backend.load(impl_->problem.program());
     expected.get();
-    return;
+  } else {
+    impl_->backend.load(impl_->problem.program());
+    if (kind != Reference::Kind::Kernel) impl_->compute_expected(run);
   }
-  impl_->backend.load(impl_->problem.program());
-  if (kind != Reference::Kind::Kernel) impl_->compute_expected(run);
+  impl_->offer_expected_outputs();
 }
 
 void DeviceExecutor::keep_outputs(bool keep) { impl_->keep_outputs = keep; }
@@ -321,6 +361,10 @@ const Result& DeviceExecutor::run(ConfigIndex config, PreparedTest* prepared, co
 
   RunOptions options = run_options;
   options.read_outputs = !impl_->expected.empty() || impl_->keep_outputs;
+  if (impl_->compare_on_device && !impl_->keep_outputs) {
+    options.read_outputs = false;
+    options.compare_outputs = true;
+  }
   // A device on the host's cores shares them with every other process: measure how busy
   // the others kept them while this test ran, unless the backend read that itself.
   const std::optional<tuner_detail::CpuTimes> cpu_before =

@@ -93,6 +93,89 @@ TEST(WorkerProtocol, ARequestCarriesAnApplicationsLaunch) {
   EXPECT_FALSE(decode_run_request(MessageReader(encode(RunRequest{}).bytes())).application);
 }
 
+TEST(WorkerProtocol, RequestsAndRepliesCarryWhatIsComparedOnTheDeviceAndItsOutcome) {
+  RunRequest request;
+  request.options.read_outputs = false;
+  request.options.compare_outputs = true;
+  request.compared = {worker::ComparedOutput{.argument = 2, .ulps_bound = true, .abs = 0.5, .rel = 0.25, .ulps = 4}};
+  request.expected_generation = 7;
+  const RunRequest read = decode_run_request(MessageReader(encode(request).bytes()));
+  EXPECT_FALSE(read.options.read_outputs);
+  EXPECT_TRUE(read.options.compare_outputs);
+  ASSERT_EQ(read.compared.size(), 1u);
+  EXPECT_EQ(read.compared[0].argument, 2u);
+  EXPECT_TRUE(read.compared[0].ulps_bound);
+  EXPECT_EQ(read.compared[0].abs, 0.5);
+  EXPECT_EQ(read.compared[0].rel, 0.25);
+  EXPECT_EQ(read.compared[0].ulps, 4u);
+  EXPECT_EQ(read.expected_generation, 7u);
+
+  RunReply reply;
+  reply.comparisons = {OutputComparison{.argument = 2, .elements = 100, .mismatches = 3, .max_abs_error = 1.5,
+                                        .first_mismatch = 17, .first_actual = 2.5, .first_expected = 1.0}};
+  reply.comparison_ms = 0.75;
+  reply.comparison_failed = "out of device memory";
+  const RunReply back = decode_run_reply(MessageReader(encode(reply).bytes()));
+  ASSERT_EQ(back.comparisons.size(), 1u);
+  EXPECT_EQ(back.comparisons[0].elements, 100u);
+  EXPECT_EQ(back.comparisons[0].mismatches, 3u);
+  EXPECT_EQ(back.comparisons[0].max_abs_error, 1.5);
+  EXPECT_EQ(back.comparisons[0].first_mismatch, 17u);
+  EXPECT_EQ(back.comparisons[0].first_actual, 2.5);
+  EXPECT_EQ(back.comparisons[0].first_expected, 1.0);
+  EXPECT_EQ(back.comparison_ms, 0.75);
+  EXPECT_EQ(back.comparison_failed, "out of device memory");
+}
+
+// The expected outputs go to their own area of the shared memory; each request that asks to
+// compare carries the comparisons and which contents to compare against; a worker that
+// could not compare turns comparing off for the runs after.
+TEST(WorkerProtocol, ExpectedOutputsAreWrittenOnceAndEveryRequestThatComparesNamesThem) {
+  const std::vector<HostArgument> arguments{bytes_argument("in", 8, false), bytes_argument("out", 4, true)};
+  const SharedLayout layout = layout_arguments(arguments);
+  const SharedMemory memory = share_arguments(arguments, layout, "steer-test");
+  const std::vector<std::byte> expected(4, std::byte{3});
+  worker::ExpectedOutputs outputs;
+  RunRequest before;
+  before.options.read_outputs = false;
+  before.options.compare_outputs = true;
+  outputs.prepare(before);
+  EXPECT_FALSE(before.options.compare_outputs) << "nothing to compare against yet";
+  EXPECT_TRUE(before.options.read_outputs) << "so the outputs come back";
+
+  outputs.set(layout, memory, {ExpectedOutput{.argument = 1, .bytes = expected, .comparison = {.abs = 0, .rel = 0}}});
+  EXPECT_EQ(memory.bytes()[layout.arguments[1].expected_offset + 3], std::byte{3});
+  RunRequest first;
+  first.options.compare_outputs = true;
+  outputs.prepare(first);
+  ASSERT_EQ(first.compared.size(), 1u);
+  EXPECT_EQ(first.compared[0].argument, 1u);
+  outputs.set(layout, memory, {ExpectedOutput{.argument = 1, .bytes = expected}});
+  RunRequest second;
+  second.options.compare_outputs = true;
+  outputs.prepare(second);
+  EXPECT_NE(second.expected_generation, first.expected_generation) << "new contents, uploaded again";
+  RunRequest not_asked;
+  outputs.prepare(not_asked);
+  EXPECT_TRUE(not_asked.compared.empty());
+
+  RunReply failed;
+  failed.comparison_failed = "no double precision";
+  RunResult result;
+  outputs.take(failed, result);
+  ASSERT_EQ(result.warnings.size(), 1u);
+  EXPECT_NE(result.warnings[0].find("no double precision"), std::string::npos);
+  RunRequest after;
+  after.options.compare_outputs = true;
+  outputs.prepare(after);
+  EXPECT_FALSE(after.options.compare_outputs);
+
+  EXPECT_THROW(outputs.set(layout, memory, {ExpectedOutput{.argument = 0, .bytes = std::span(expected).first(4)}}),
+               BackendError) << "an input";
+  EXPECT_THROW(outputs.set(layout, memory, {ExpectedOutput{.argument = 1, .bytes = std::span(expected).first(2)}}),
+               BackendError) << "of the wrong size";
+}
+
 // Backend::launch's data go to the application area and back, checked against the
 // arguments' sizes before anything is sent.
 TEST(WorkerProtocol, AnApplicationsDataTravelThroughItsOwnAreaOfTheSharedMemory) {
@@ -130,7 +213,7 @@ TEST(WorkerProtocol, AnApplicationsDataTravelThroughItsOwnAreaOfTheSharedMemory)
 // The heartbeat has a page of its own, and so do the inputs, which a worker can then
 // protect from its kernels, the outputs and the application's data; every slot is 64-byte
 // aligned.
-TEST(WorkerProtocol, TheLayoutPutsTheHeartbeatInputsOutputsAndApplicationDataOnPagesOfTheirOwn) {
+TEST(WorkerProtocol, TheLayoutPutsTheHeartbeatInputsOutputsApplicationAndExpectedDataOnPagesOfTheirOwn) {
   const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   SharedLayout layout = layout_arguments({bytes_argument("a", 3, false), bytes_argument("b", 5, true)});
   EXPECT_EQ(layout.inputs_offset, page);
@@ -143,7 +226,11 @@ TEST(WorkerProtocol, TheLayoutPutsTheHeartbeatInputsOutputsAndApplicationDataOnP
   EXPECT_GE(layout.application_offset, layout.outputs_offset + 5);
   EXPECT_EQ(layout.arguments[0].application_offset, layout.application_offset);
   EXPECT_EQ(layout.arguments[1].application_offset, layout.application_offset + 64);
-  EXPECT_EQ(layout.total_bytes, layout.application_offset + 64 + 5);
+  // The expected outputs (Backend::expect_outputs), outputs only.
+  EXPECT_EQ(layout.expected_offset % page, 0u);
+  EXPECT_GE(layout.expected_offset, layout.application_offset + 64 + 5);
+  EXPECT_EQ(layout.arguments[1].expected_offset, layout.expected_offset);
+  EXPECT_EQ(layout.total_bytes, layout.expected_offset + 5);
 }
 
 TEST(WorkerHeartbeat, SaysByWhenTheWorkerPromisedToBeDone) {

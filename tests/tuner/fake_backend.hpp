@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "measure/validation.hpp"
 #include "steer/backend.hpp"
 
 namespace steer::testing {
@@ -34,6 +35,10 @@ class FakeBackend final : public Backend {
   std::vector<MeasureRequest> measured;  // what each run was asked to measure
 
   bool on_host_cores = false;  // pretend to be a CPU device
+  // Compares outputs "on the device" (Backend::expect_outputs) when set, finding what the
+  // host would; the expected outputs it was last given.
+  bool compares_on_device = false;
+  std::vector<ExpectedOutput> expected_outputs;
   std::atomic<int> compiles{0};
   std::atomic<int> runs{0};
   std::vector<std::uint64_t> run_order;
@@ -45,7 +50,14 @@ class FakeBackend final : public Backend {
     info.runs_on_host_cores = on_host_cores;
     return info;
   }
-  void load(const Program& program) override { program_ = program; }
+  void load(const Program& program) override {
+    program_ = program;
+    expected_outputs.clear();
+  }
+  bool expect_outputs(const std::vector<ExpectedOutput>& expected) override {
+    expected_outputs = expected;  // views into the caller's memory, which outlives the runs
+    return compares_on_device;
+  }
   std::unique_ptr<CompiledKernel> compile(const KernelInstance& instance) override {
     ++compiles;
     if (compile_fails(instance)) throw CompileError("fake.cu(1): error: rejected by the test");
@@ -78,16 +90,34 @@ class FakeBackend final : public Backend {
       result.energy = EnergyStats{.joules_per_launch = joules(instance), .spread = 0.01, .average_watts = 300,
                                   .window_s = options.measure.energy_window_s, .launches = 10};
     }
-    if (options.read_outputs) {
+    const bool compare = options.compare_outputs && compares_on_device && !expected_outputs.empty();
+    if (options.read_outputs || compare) {
       // The kernel doubles its input; a "wrong" configuration adds one to element 3.
-      for (const HostArgument& argument : program_.arguments) {
+      for (std::size_t a = 0; a < program_.arguments.size(); ++a) {
+        const HostArgument& argument = program_.arguments[a];
         if (!argument.output) continue;
         const auto* in = reinterpret_cast<const float*>(input().data.data());
         output_.resize(argument.data.size());
         auto* values = reinterpret_cast<float*>(output_.data());
         for (std::size_t i = 0; i < output_.size() / sizeof(float); ++i) values[i] = 2 * in[i];
         if (wrong_output(instance)) values[3] += 1;
-        result.outputs.emplace_back(output_);
+        if (!compare) {
+          result.outputs.emplace_back(output_);
+          continue;
+        }
+        for (const ExpectedOutput& expected : expected_outputs) {
+          if (expected.argument != a) continue;
+          const ValidationResult check = validate_output(argument.type, output_, expected.bytes, expected.comparison);
+          OutputComparison compared{.argument = a, .elements = check.elements, .mismatches = check.mismatches,
+                                    .max_abs_error = check.max_abs_error};
+          if (check.first_mismatch) {
+            compared.first_mismatch = check.first_mismatch->index;
+            compared.first_actual = check.first_mismatch->actual;
+            compared.first_expected = check.first_mismatch->expected;
+          }
+          result.comparisons.push_back(compared);
+          result.comparison_ms = 0.5;
+        }
       }
     }
     return result;

@@ -186,6 +186,53 @@ TEST_F(TunerTest, WrongOutputIsInvalidWithItsLargestError) {
   }
 }
 
+TEST_F(TunerTest, LargeOutputsAreComparedOnTheDeviceWithTheVerdictsOfTheHost) {
+  // 16 MiB of output: where comparing on the device starts to pay.
+  spec_.sizes.push_back(ProblemSize{.name = "large", .variables = {{"N", Value(1 << 22)}}});
+  spec_.default_size = "large";
+  backend_.wrong_output = [](const KernelInstance& i) { return define(i, "B") == 4; };
+  const TuneSummary on_host = run("exhaustive");
+  EXPECT_TRUE(backend_.expected_outputs.size() == 1) << "offered, and declined by this backend";
+
+  backend_.compares_on_device = true;
+  std::vector<std::pair<bool, bool>> asked;  // read_outputs, compare_outputs
+  backend_.before_run = [&](const KernelInstance&, const RunOptions& o) {
+    asked.emplace_back(o.read_outputs, o.compare_outputs);
+  };
+  const TuneSummary on_device = run("exhaustive");
+  ASSERT_EQ(backend_.expected_outputs.size(), 1u);
+  EXPECT_EQ(backend_.expected_outputs[0].argument, 0u);  // `out`
+  EXPECT_EQ(backend_.expected_outputs[0].bytes.size(), std::size_t{4} << 22);
+  for (const auto& [read, compare] : asked) {
+    EXPECT_FALSE(read);
+    EXPECT_TRUE(compare);
+  }
+  ASSERT_EQ(on_device.results.size(), on_host.results.size());
+  std::size_t invalid = 0;
+  for (std::size_t i = 0; i < on_host.results.size(); ++i) {
+    const Result& host = on_host.results[i];
+    const Result& device = on_device.results[i];
+    EXPECT_EQ(device.key(), host.key());
+    EXPECT_EQ(device.status, host.status) << host.key();
+    EXPECT_EQ(device.message, host.message) << host.key();
+    EXPECT_EQ(device.max_abs_error, host.max_abs_error) << host.key();
+    EXPECT_GE(device.validation_ms, 0.5) << "the device's comparison time is the test's validation";
+    invalid += host.status == Status::InvalidOutput ? 1 : 0;
+  }
+  EXPECT_EQ(invalid, 4u);  // B=4: A in {1,2,3,4}
+}
+
+TEST_F(TunerTest, SmallOutputsAreComparedOnTheHost) {
+  backend_.compares_on_device = true;
+  backend_.before_run = [&](const KernelInstance&, const RunOptions& o) {
+    EXPECT_TRUE(o.read_outputs);
+    EXPECT_FALSE(o.compare_outputs);
+  };
+  const TuneSummary summary = run("exhaustive");
+  EXPECT_TRUE(backend_.expected_outputs.empty()) << "64 floats are not worth a comparison on the device";
+  EXPECT_EQ(summary.valid, space_->size());
+}
+
 TEST_F(TunerTest, CompilingAheadChangesNothingButTheSchedule) {
   TuneOptions ahead;
   ahead.compile_threads = 3;

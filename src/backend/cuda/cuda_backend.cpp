@@ -84,6 +84,7 @@ class CudaBackend final : public Backend {
   RunResult launch(const CompiledKernel& kernel, const KernelInstance& instance, const LaunchData& data,
                    double timeout_ms) override;
   bool run_in_this_process(bool yes) override;
+  bool expect_outputs(const std::vector<ExpectedOutput>& expected) override;
 
  private:
   std::shared_ptr<const LoadedProgram> current_program() const;
@@ -112,6 +113,7 @@ class CudaBackend final : public Backend {
   std::mutex device_mutex_;  // serialises load(), run() and launch(): they own what follows
   SharedMemory memory_;      // the arguments, and room for the outputs
   SharedLayout layout_;
+  worker::ExpectedOutputs expected_;  // what runs that compare outputs compare against
   std::unique_ptr<WorkerProcess> worker_;
   std::unique_ptr<worker::InProcessDevice> in_process_;  // while launches run in this process
 };
@@ -162,6 +164,7 @@ void CudaBackend::load(const Program& program) {
   }
   in_process_.reset();
   worker_.reset();  // frees the device for the new worker
+  expected_.clear();
   worker_ = std::make_unique<WorkerProcess>(
       "cuda", worker::Setup{.device = device_index_, .has_program = true, .layout = layout}, &memory);
   memory_ = std::move(memory);
@@ -248,6 +251,7 @@ RunRequest CudaBackend::request_for(const CudaKernel& kernel, const LoadedProgra
   if (!in_process_ || !in_process_->holds_image(kernel.cache_key)) request.image = kernel.cubin->image;
   request.instance = instance;
   request.options = options;
+  expected_.prepare(request);
   request.threads = instance.grid[0] * instance.grid[1] * instance.grid[2] * instance.block[0] * instance.block[1] *
                     instance.block[2];
   return request;
@@ -274,6 +278,13 @@ RunResult CudaBackend::launch(const CompiledKernel& compiled, const KernelInstan
   RunResult result = exchange(*loaded, request);
   if (result.status == Status::Ok && !direct) worker::deliver_launch_outputs(layout_, memory_, data);
   return result;
+}
+
+bool CudaBackend::expect_outputs(const std::vector<ExpectedOutput>& expected) {
+  std::lock_guard device_lock(device_mutex_);
+  if (!current_program()) throw BackendError("CUDA backend: expect_outputs() needs a program; call load() first");
+  expected_.set(layout_, memory_, expected);
+  return true;
 }
 
 bool CudaBackend::run_in_this_process(bool yes) {
@@ -337,6 +348,7 @@ RunResult CudaBackend::exchange(const LoadedProgram& loaded, const RunRequest& r
   result.energy = reply->energy;
   result.conditions = std::move(reply->conditions);
   result.warnings = std::move(reply->warnings);
+  expected_.take(*reply, result);
   if (reply->context_lost) {
     result.message += reply->status == Status::Timeout
                           ? "; the worker process was replaced to stop the kernel"

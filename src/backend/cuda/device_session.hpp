@@ -43,6 +43,8 @@ class DeviceSession {
   // Copies `source`, of its size, over argument `index`'s working copy (a buffer), queued on
   // the stream: an application's data for its launch (Backend::launch).
   void write_buffer(std::size_t index, std::span<const std::byte> source);
+  // The device address of argument `index`'s working copy (a buffer; 0 when empty).
+  CUdeviceptr buffer_address(std::size_t index) const { return arguments_.at(index).address; }
   // Passes scalar argument `index` as `value` (of its type's size) from now on.
   void set_scalar(std::size_t index, std::span<const std::byte> value);
 

@@ -10,7 +10,10 @@
 #include <cstdlib>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <cstring>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -22,7 +25,9 @@
 #include "backend/cuda/driver_api.hpp"
 #include "backend/cuda/energy_meter.hpp"
 #include "backend/cuda/launch_check.hpp"
+#include "backend/cuda/nvrtc_compiler.hpp"
 #include "backend/cuda/range_profiler.hpp"
+#include "backend/worker/output_comparison.hpp"
 #include "backend/worker/serve.hpp"
 #include "steer/counters.hpp"
 #include "steer/device.hpp"
@@ -152,6 +157,7 @@ class Worker final : public worker::DeviceServer {
     const CUdevice device = open_device(setup.device, hello);
     device_ = device;
     device_index_ = setup.device;
+    compute_capability_ = {hello.device.compute_capability_major, hello.device.compute_capability_minor};
     limits_ = hello.limits;
     session_.emplace(device);
     if (!setup.has_program) return;
@@ -230,7 +236,14 @@ class Worker final : public worker::DeviceServer {
         total_ms += reply.samples_ms.back();
       }
       if (monitor_) reply.conditions = monitor_->read();  // as the timed launches left the GPU
-      if (options.read_outputs) {
+      // Where the outputs cannot be compared here (out of device memory, say: comparison_failed),
+      // they are read back. A comparison that times out is the test's timeout.
+      const bool compared =
+          !request.compared.empty() &&
+          worker::compare_outputs<LaunchTimeout>(
+              request, reply, expected_generation_, [&](std::size_t argument) { upload_expected(argument); },
+              [&](const worker::ComparedOutput& output) { return compare_output(output, options.timeout_ms, what); });
+      if (options.read_outputs || (!request.compared.empty() && !compared)) {
         for (std::size_t i = 0; i < slots_.size(); ++i) {
           if (!slots_[i].output) continue;
           session_->read_buffer(i, memory_->bytes().subspan(slots_[i].output_offset, slots_[i].bytes));
@@ -312,6 +325,89 @@ class Worker final : public worker::DeviceServer {
       if (marked(request.read, i)) session_->read_buffer(i, output_bytes(i));
     }
     return ms;
+  }
+
+  // The expected contents of output `argument` (Backend::expect_outputs), from the shared memory.
+  void upload_expected(std::size_t argument) {
+    const worker::ArgumentSlot& slot = slots_.at(argument);
+    if (expected_.size() != slots_.size()) expected_.resize(slots_.size());
+    expected_[argument] = DeviceMemory();  // the old copy freed first
+    if (slot.bytes == 0) return;
+    const std::string about = fmt::format("the expected contents of output '{}'", slot.name);
+    expected_[argument] = allocate(slot.bytes, about);
+    check(driver().cuMemcpyHtoD(expected_[argument].get(), memory_->bytes().data() + slot.expected_offset, slot.bytes),
+          "cuMemcpyHtoD", about);
+  }
+
+  // The comparison kernel for elements of `type`, compiled with NVRTC on first use.
+  CUfunction comparer(ElementType type) {
+    if (auto found = comparers_.find(type); found != comparers_.end()) return found->second.second;
+    if (!comparison_problem_.empty()) throw BackendError(comparison_problem_);
+    Program program;
+    program.language = Language::Cuda;
+    program.source = worker::comparison_kernel_source(Language::Cuda, type);
+    program.source_name = "steer_compare_outputs.cu";
+    program.kernel_name = worker::kComparisonKernel;
+    program.compiler_options = {"--fmad=false"};  // abs + rel * |e| rounded as on the host
+    Cubin cubin;
+    try {
+      cubin = nvrtc_compile(program, KernelInstance{}, compute_capability_[0], compute_capability_[1]);
+    } catch (const Error& e) {
+      comparison_problem_ = fmt::format("the output comparison does not compile: {}", e.what());
+      throw;
+    }
+    Module module = load_module(cubin.image.data(), "the output comparison");
+    CUfunction function = nullptr;
+    check(driver().cuModuleGetFunction(&function, module.get(), cubin.symbol.c_str()), "cuModuleGetFunction",
+          "the output comparison");
+    return comparers_.emplace(type, std::make_pair(std::move(module), function)).first->second.second;
+  }
+
+  OutputComparison compare_output(const worker::ComparedOutput& output, double timeout_ms, const std::string& what) {
+    const worker::ArgumentSlot& slot = slots_.at(output.argument);
+    const std::size_t element = size_of(slot.type);
+    OutputComparison result;
+    result.argument = output.argument;
+    result.elements = slot.bytes / element;
+    if (result.elements == 0) return result;
+    CUfunction function = comparer(slot.type);
+    const std::uint64_t groups = worker::comparison_groups(result.elements);
+    if (!partials_) {
+      partials_ = allocate(worker::kComparisonMaxGroups * worker::kComparisonWordsPerGroup * sizeof(std::uint64_t),
+                           "the output comparison's summaries");
+    }
+    CUdeviceptr actual = session_->buffer_address(output.argument);
+    CUdeviceptr expected = expected_.at(output.argument).get();
+    CUdeviceptr partials = partials_.get();
+    unsigned long long n = result.elements;
+    int ulps_bound = output.ulps_bound ? 1 : 0;
+    double abs = output.abs, rel = output.rel;
+    unsigned long long ulps = output.ulps;
+    void* parameters[] = {&actual, &expected, &n, &ulps_bound, &abs, &rel, &ulps, &partials};
+    const std::string comparing = fmt::format("comparing output '{}' after {}", slot.name, what);
+    const auto started = Clock::now();
+    check(driver().cuLaunchKernel(function, static_cast<unsigned>(groups), 1, 1,
+                                  static_cast<unsigned>(worker::kComparisonGroupSize), 1, 1, 0, session_->stream(),
+                                  parameters, nullptr),
+          "cuLaunchKernel", comparing);
+    check(driver().cuEventRecord(session_->stop_event(), session_->stream()), "cuEventRecord", comparing);
+    wait_for(session_->stop_event(), started, timeout_ms, comparing, *heartbeat_);
+    std::vector<std::uint64_t> words(groups * worker::kComparisonWordsPerGroup);
+    check(driver().cuMemcpyDtoH(words.data(), partials, words.size() * sizeof(std::uint64_t)), "cuMemcpyDtoH",
+          comparing);
+    const OutputComparison summary = worker::reduce_comparison(words);
+    result.mismatches = summary.mismatches;
+    result.max_abs_error = summary.max_abs_error;
+    if (result.mismatches > 0) {
+      result.first_mismatch = summary.first_mismatch;
+      std::array<std::byte, 8> value{};
+      check(driver().cuMemcpyDtoH(value.data(), actual + result.first_mismatch * element, element), "cuMemcpyDtoH",
+            comparing);
+      result.first_actual = worker::element_as_double(slot.type, value.data());
+      result.first_expected = worker::element_as_double(
+          slot.type, memory_->bytes().data() + slot.expected_offset + result.first_mismatch * element);
+    }
+    return result;
   }
 
   static RunReply failed(Status status, std::string message, bool context_lost) {
@@ -448,6 +544,12 @@ class Worker final : public worker::DeviceServer {
   std::unique_ptr<EnergyMeter> meter_;
   std::string meter_problem_;
   std::set<std::string> warned_;  // dropped metrics already reported
+  std::array<int, 2> compute_capability_{};
+  std::vector<DeviceMemory> expected_;  // by argument: the expected outputs (compare_outputs)
+  std::uint64_t expected_generation_ = 0;
+  DeviceMemory partials_;
+  std::map<ElementType, std::pair<Module, CUfunction>> comparers_;
+  std::string comparison_problem_;  // why outputs cannot be compared on this device
 };
 
 }  // namespace

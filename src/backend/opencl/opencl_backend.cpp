@@ -172,6 +172,7 @@ class OpenclBackend final : public Backend {
     }
     in_process_.reset();
     worker_.reset();
+    expected_.clear();
     worker_ = std::make_unique<WorkerProcess>("opencl", setup(layout), &memory);
     memory_ = std::move(memory);
     layout_ = std::move(layout);
@@ -260,6 +261,13 @@ class OpenclBackend final : public Backend {
     return result;
   }
 
+  bool expect_outputs(const std::vector<ExpectedOutput>& expected) override {
+    std::lock_guard device_lock(device_mutex_);
+    if (!current_program()) throw BackendError("OpenCL backend: expect_outputs() needs a program; call load() first");
+    expected_.set(layout_, memory_, expected);
+    return true;
+  }
+
   bool run_in_this_process(bool yes) override {
     std::lock_guard device_lock(device_mutex_);
     if (!yes) {
@@ -316,6 +324,7 @@ class OpenclBackend final : public Backend {
     request.instance = instance;
     request.instance.defines.clear();  // compiled into the binary already
     request.options = options;
+    expected_.prepare(request);
     return request;
   }
 
@@ -352,6 +361,8 @@ class OpenclBackend final : public Backend {
     if (result.status == Status::LaunchError) result.message += launch_failure_note(kernel, instance);
     if (!reply->samples_ms.empty()) result.time = TimingStats::from_samples(std::move(reply->samples_ms));
     if (reply->outputs_written) result.outputs = output_views();
+    result.warnings = std::move(reply->warnings);
+    expected_.take(*reply, result);
     if (reply->context_lost) {
       result.message += result.status == Status::Timeout ? "; the worker process was replaced to stop the kernel"
                                                          : "; the worker process was replaced";
@@ -492,6 +503,7 @@ class OpenclBackend final : public Backend {
   std::mutex device_mutex_;  // serialises load(), run() and launch(): they own what follows
   SharedMemory memory_;      // the arguments, and room for the outputs
   SharedLayout layout_;
+  worker::ExpectedOutputs expected_;  // what runs that compare outputs compare against
   std::unique_ptr<WorkerProcess> worker_;
   std::unique_ptr<InProcessDevice> in_process_;  // while launches run in this process
 };

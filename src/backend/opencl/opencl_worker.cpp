@@ -22,6 +22,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -33,6 +34,7 @@
 #include "backend/opencl/opencl_api.hpp"
 #include "backend/opencl/opencl_device.hpp"
 #include "backend/worker/lru_cache.hpp"
+#include "backend/worker/output_comparison.hpp"
 #include "backend/worker/serve.hpp"
 
 namespace steer::opencl {
@@ -213,7 +215,14 @@ class Worker final : public worker::DeviceServer {
         }
       }
       heartbeat.promise(std::chrono::duration<double, std::milli>(options.timeout_ms));
-      if (options.read_outputs) {
+      // Where the outputs cannot be compared here (comparison_failed), they are read back.
+      const bool compared =
+          !request.compared.empty() &&
+          worker::compare_outputs(
+              request, reply, expected_generation_, [&](std::size_t argument) { upload_expected(argument); },
+              [&](const worker::ComparedOutput& output) { return compare_output(output, options.timeout_ms, heartbeat); });
+      if (options.read_outputs || (!request.compared.empty() && !compared)) {
+        heartbeat.promise(std::chrono::duration<double, std::milli>(options.timeout_ms));
         read_outputs();
         reply.outputs_written = true;
       }
@@ -395,6 +404,111 @@ class Worker final : public worker::DeviceServer {
     }
   }
 
+  // The expected contents of output `argument` (Backend::expect_outputs), from the shared memory.
+  void upload_expected(std::size_t argument) {
+    const worker::ArgumentSlot& slot = slots_.at(argument);
+    if (expected_.size() != slots_.size()) expected_.resize(slots_.size());
+    expected_[argument] = Buffer();  // the old copy freed first
+    if (slot.bytes == 0) return;
+    cl_int error = CL_SUCCESS;
+    void* host = memory_->bytes().data() + slot.expected_offset;  // COPY_HOST_PTR only reads it
+    expected_[argument] =
+        Buffer(clCreateBuffer(context_.get(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, slot.bytes, host, &error));
+    check(error, "clCreateBuffer", fmt::format("the expected contents of output '{}'", slot.name));
+  }
+
+  // The comparison kernel for elements of `type`, built from source on first use. A device
+  // without double precision cannot run it: that is remembered, and the outputs are read back.
+  cl_kernel comparer(ElementType type) {
+    if (auto found = comparers_.find(type); found != comparers_.end()) return found->second.kernel.get();
+    if (!comparison_problem_.empty()) throw Error(comparison_problem_);
+    const std::string extensions = device_string(device_, CL_DEVICE_EXTENSIONS, "CL_DEVICE_EXTENSIONS");
+    if (extensions.find("cl_khr_fp64") == std::string::npos) {
+      comparison_problem_ = "the device has no double precision (cl_khr_fp64), which the comparison needs";
+      throw Error(comparison_problem_);
+    }
+    const std::string source = worker::comparison_kernel_source(Language::OpenCL, type);
+    const char* text = source.c_str();
+    cl_int error = CL_SUCCESS;
+    LoadedKernel loaded;
+    loaded.program = ProgramObject(clCreateProgramWithSource(context_.get(), 1, &text, nullptr, &error));
+    check(error, "clCreateProgramWithSource", "the output comparison");
+    if (cl_int built = clBuildProgram(loaded.program.get(), 1, &device_, "", nullptr, nullptr); built != CL_SUCCESS) {
+      std::size_t bytes = 0;
+      clGetProgramBuildInfo(loaded.program.get(), device_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &bytes);
+      std::string log(bytes, '\0');
+      clGetProgramBuildInfo(loaded.program.get(), device_, CL_PROGRAM_BUILD_LOG, bytes, log.data(), nullptr);
+      comparison_problem_ = fmt::format("the output comparison does not build: {}: {}", error_name(built), log);
+      throw Error(comparison_problem_);
+    }
+    loaded.kernel = Kernel(clCreateKernel(loaded.program.get(), worker::kComparisonKernel, &error));
+    check(error, "clCreateKernel", worker::kComparisonKernel);
+    return comparers_.emplace(type, std::move(loaded)).first->second.kernel.get();
+  }
+
+  OutputComparison compare_output(const worker::ComparedOutput& output, double timeout_ms, Heartbeat& heartbeat) {
+    const worker::ArgumentSlot& slot = slots_.at(output.argument);
+    const std::size_t element = size_of(slot.type);
+    OutputComparison result;
+    result.argument = output.argument;
+    result.elements = slot.bytes / element;
+    if (result.elements == 0) return result;
+    const bool first_use = comparers_.find(slot.type) == comparers_.end();
+    cl_kernel kernel = comparer(slot.type);
+    const std::uint64_t groups = worker::comparison_groups(result.elements);
+    const std::size_t partial_bytes = worker::kComparisonMaxGroups * worker::kComparisonWordsPerGroup * sizeof(cl_ulong);
+    cl_int error = CL_SUCCESS;
+    if (!partials_) {
+      partials_ = Buffer(clCreateBuffer(context_.get(), CL_MEM_WRITE_ONLY, partial_bytes, nullptr, &error));
+      check(error, "clCreateBuffer", "the output comparison's summaries");
+    }
+    const cl_ulong n = result.elements;
+    const cl_int ulps_bound = output.ulps_bound ? 1 : 0;
+    const cl_double abs = output.abs, rel = output.rel;
+    const cl_ulong ulps = output.ulps;
+    const std::pair<std::size_t, const void*> arguments[] = {
+        {sizeof(cl_mem), buffers_.at(output.argument).working.address()},
+        {sizeof(cl_mem), expected_.at(output.argument).address()},
+        {sizeof n, &n},
+        {sizeof ulps_bound, &ulps_bound},
+        {sizeof abs, &abs},
+        {sizeof rel, &rel},
+        {sizeof ulps, &ulps},
+        {sizeof(cl_mem), partials_.address()}};
+    for (cl_uint i = 0; i < std::size(arguments); ++i) {
+      check(clSetKernelArg(kernel, i, arguments[i].first, arguments[i].second), "clSetKernelArg",
+            "the output comparison");
+    }
+    const std::size_t global = groups * worker::kComparisonGroupSize, local = worker::kComparisonGroupSize;
+    cl_event raw_event = nullptr;
+    check(clEnqueueNDRangeKernel(queue_.get(), kernel, 1, nullptr, &global, &local, 0, nullptr, &raw_event),
+          "clEnqueueNDRangeKernel", "the output comparison");
+    const Event event(raw_event);
+    const std::optional<cl_int> status =
+        wait_for_launch(queue_.get(), event.get(), timeout_ms, first_use ? kFirstLaunchCompileMs : 0, heartbeat);
+    if (!status) throw Error(fmt::format("comparing output '{}' took longer than {} ms", slot.name, timeout_ms));
+    if (*status != CL_COMPLETE) throw Error(fmt::format("comparing output '{}' failed: {}", slot.name, error_name(*status)));
+    std::vector<cl_ulong> partials(groups * worker::kComparisonWordsPerGroup);
+    check(clEnqueueReadBuffer(queue_.get(), partials_.get(), CL_TRUE, 0, partials.size() * sizeof(cl_ulong),
+                              partials.data(), 0, nullptr, nullptr),
+          "clEnqueueReadBuffer", "the output comparison's summaries");
+    const std::vector<std::uint64_t> words(partials.begin(), partials.end());
+    const OutputComparison summary = worker::reduce_comparison(words);
+    result.mismatches = summary.mismatches;
+    result.max_abs_error = summary.max_abs_error;
+    if (result.mismatches > 0) {
+      result.first_mismatch = summary.first_mismatch;
+      std::array<std::byte, 8> actual{};
+      check(clEnqueueReadBuffer(queue_.get(), buffers_.at(output.argument).working.get(), CL_TRUE,
+                                result.first_mismatch * element, element, actual.data(), 0, nullptr, nullptr),
+            "clEnqueueReadBuffer", fmt::format("the first mismatch of output '{}'", slot.name));
+      result.first_actual = worker::element_as_double(slot.type, actual.data());
+      result.first_expected = worker::element_as_double(
+          slot.type, memory_->bytes().data() + slot.expected_offset + result.first_mismatch * element);
+    }
+    return result;
+  }
+
   cl_device_id device_ = nullptr;
   SharedMemory* memory_ = nullptr;
   std::vector<worker::ArgumentSlot> slots_;
@@ -404,6 +518,11 @@ class Worker final : public worker::DeviceServer {
   std::vector<DeviceBuffer> buffers_;  // by argument; empty for scalars
   worker::LruCache<LoadedKernel> kernels_{kLoadedPrograms};
   std::set<std::string> launched_;  // binaries and work-group sizes launched before
+  std::vector<Buffer> expected_;     // by argument: the expected outputs (compare_outputs)
+  std::uint64_t expected_generation_ = 0;
+  Buffer partials_;
+  std::map<ElementType, LoadedKernel> comparers_;
+  std::string comparison_problem_;  // why outputs cannot be compared on this device
 };
 
 }  // namespace

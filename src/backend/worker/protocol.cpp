@@ -40,6 +40,13 @@ SharedLayout layout_arguments(const std::vector<HostArgument>& arguments) {
     slot.application_offset = aligned(end);
     end = slot.application_offset + slot.bytes;
   }
+  layout.expected_offset = on_page(end);
+  end = layout.expected_offset;
+  for (ArgumentSlot& slot : layout.arguments) {
+    if (!slot.output) continue;
+    slot.expected_offset = aligned(end);
+    end = slot.expected_offset + slot.bytes;
+  }
   layout.total_bytes = end;
   return layout;
 }
@@ -113,6 +120,53 @@ void deliver_launch_outputs(const SharedLayout& layout, const SharedMemory& memo
   }
 }
 
+void ExpectedOutputs::set(const SharedLayout& layout, const SharedMemory& memory,
+                          const std::vector<ExpectedOutput>& expected) {
+  std::vector<ComparedOutput> compared;
+  for (const ExpectedOutput& output : expected) {
+    if (output.comparison.kind == Comparison::Kind::Ignore) continue;
+    if (output.argument >= layout.arguments.size() || !layout.arguments[output.argument].is_buffer ||
+        !layout.arguments[output.argument].output) {
+      throw BackendError(fmt::format("expected outputs: argument {} is not an output buffer of the loaded program",
+                                     output.argument));
+    }
+    const ArgumentSlot& slot = layout.arguments[output.argument];
+    if (output.bytes.size() != slot.bytes) {
+      throw BackendError(fmt::format("expected outputs: output '{}' has {} bytes; its expected contents {}", slot.name,
+                                     slot.bytes, output.bytes.size()));
+    }
+    compared.push_back(compared_output(output.argument, output.comparison));
+  }
+  for (const ExpectedOutput& output : expected) {
+    if (output.comparison.kind == Comparison::Kind::Ignore || output.bytes.empty()) continue;
+    copy_parallel(memory.bytes().data() + layout.arguments[output.argument].expected_offset, output.bytes.data(),
+                  output.bytes.size());
+  }
+  compared_ = std::move(compared);
+  ++generation_;  // a worker holding earlier contents uploads these
+}
+
+void ExpectedOutputs::prepare(RunRequest& request) const {
+  if (!request.options.compare_outputs) return;
+  if (compared_.empty()) {
+    request.options.compare_outputs = false;
+    request.options.read_outputs = true;
+    return;
+  }
+  request.compared = compared_;
+  request.expected_generation = generation_;
+}
+
+void ExpectedOutputs::take(RunReply& reply, RunResult& result) {
+  result.comparisons = std::move(reply.comparisons);
+  result.comparison_ms = reply.comparison_ms;
+  if (reply.comparison_failed.empty()) return;
+  compared_.clear();
+  result.warnings.push_back(
+      fmt::format("the outputs are compared on the host from now on: comparing them on the device failed: {}",
+                  reply.comparison_failed));
+}
+
 Heartbeat::Heartbeat(std::span<std::byte> memory) {
   if (memory.size() >= sizeof(std::int64_t)) slot_ = reinterpret_cast<std::int64_t*>(memory.data());
 }
@@ -138,10 +192,11 @@ MessageWriter encode(const Setup& setup) {
   MessageWriter message;
   message.put(setup.platform).put(setup.device).put(setup.has_program);
   message.put(setup.layout.inputs_offset).put(setup.layout.outputs_offset).put(setup.layout.application_offset);
+  message.put(setup.layout.expected_offset);
   message.put(setup.layout.total_bytes).put(setup.layout.arguments.size());
   for (const ArgumentSlot& slot : setup.layout.arguments) {
     message.put(slot.name).put(slot.is_buffer).put(slot.type).put(slot.output).put(slot.offset).put(slot.bytes);
-    message.put(slot.output_offset).put(slot.application_offset);
+    message.put(slot.output_offset).put(slot.application_offset).put(slot.expected_offset);
   }
   return message;
 }
@@ -154,6 +209,7 @@ Setup decode_setup(MessageReader message) {
   setup.layout.inputs_offset = message.get<std::size_t>();
   setup.layout.outputs_offset = message.get<std::size_t>();
   setup.layout.application_offset = message.get<std::size_t>();
+  setup.layout.expected_offset = message.get<std::size_t>();
   setup.layout.total_bytes = message.get<std::size_t>();
   setup.layout.arguments.resize(message.get<std::size_t>());
   for (ArgumentSlot& slot : setup.layout.arguments) {
@@ -165,6 +221,7 @@ Setup decode_setup(MessageReader message) {
     slot.bytes = message.get<std::size_t>();
     slot.output_offset = message.get<std::size_t>();
     slot.application_offset = message.get<std::size_t>();
+    slot.expected_offset = message.get<std::size_t>();
   }
   return setup;
 }
@@ -206,12 +263,13 @@ MessageWriter encode(const RunRequest& request, bool with_image) {
   message.put(!with_image).put(with_image ? request.image : std::vector<char>());
   message.put(i.config_index).put(i.grid).put(i.block).put(i.shared_memory_bytes);
   message.put(o.warmup).put(o.repetitions).put(o.min_total_ms).put(o.max_total_ms).put(o.timeout_ms);
-  message.put(o.read_outputs);
+  message.put(o.read_outputs).put(o.compare_outputs);
   const MeasureRequest& m = o.measure;
   message.put(m.counters).put(m.metrics.size());
   for (const std::string& metric : m.metrics) message.put(metric);
   message.put(m.energy).put(m.energy_window_s).put(request.threads);
   message.put(request.application).put(request.written).put(request.read);
+  message.put(request.compared).put(request.expected_generation);
   return message;
 }
 
@@ -234,6 +292,7 @@ RunRequest decode_run_request(MessageReader message) {
   o.max_total_ms = message.get<double>();
   o.timeout_ms = message.get<double>();
   o.read_outputs = message.get<bool>();
+  o.compare_outputs = message.get<bool>();
   MeasureRequest& m = o.measure;
   m.counters = message.get<bool>();
   m.metrics.resize(message.get<std::size_t>());
@@ -244,6 +303,8 @@ RunRequest decode_run_request(MessageReader message) {
   request.application = message.get<bool>();
   request.written = message.get_vector<std::uint8_t>();
   request.read = message.get_vector<std::uint8_t>();
+  request.compared = message.get_vector<ComparedOutput>();
+  request.expected_generation = message.get<std::uint64_t>();
   return request;
 }
 
@@ -251,6 +312,7 @@ MessageWriter encode(const RunReply& reply) {
   MessageWriter message;
   message.put(reply.status).put(reply.message).put(reply.independent_of_configuration);
   message.put(reply.samples_ms).put(reply.outputs_written);
+  message.put(reply.comparisons).put(reply.comparison_ms).put(reply.comparison_failed);
   message.put(reply.context_lost).put(reply.image_needed);
   message.put(reply.counters.size());
   for (const auto& [name, value] : reply.counters) message.put(name).put(value);
@@ -275,6 +337,9 @@ RunReply decode_run_reply(MessageReader message) {
   reply.independent_of_configuration = message.get<bool>();
   reply.samples_ms = message.get_vector<double>();
   reply.outputs_written = message.get<bool>();
+  reply.comparisons = message.get_vector<OutputComparison>();
+  reply.comparison_ms = message.get<double>();
+  reply.comparison_failed = message.get_string();
   reply.context_lost = message.get<bool>();
   reply.image_needed = message.get<bool>();
   for (auto n = message.get<std::size_t>(); n > 0; --n) {

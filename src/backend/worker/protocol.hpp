@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "backend/worker/channel.hpp"
+#include "backend/worker/output_comparison.hpp"
 #include "steer/backend.hpp"
 
 namespace steer::worker {
@@ -38,17 +39,22 @@ struct ArgumentSlot {
   // Backend::launch: where the application's bytes for this argument lie, written by the
   // backend before the launch and, for an output, by the worker after it.
   std::size_t application_offset = 0;
+  // Outputs only: where their expected contents lie (Backend::expect_outputs), which the
+  // worker copies to the device to compare the outputs there.
+  std::size_t expected_offset = 0;
 };
 
 // The shared memory: the heartbeat (below) on a page of its own, then the inputs, then the
-// outputs area, then the application area (Backend::launch). Each area starts on a page
-// boundary, so that a worker can protect the inputs from its kernels' stray writes. The
-// memory file is sparse: the application area takes memory only once launch() writes to it.
+// outputs area, then the application area (Backend::launch), then the expected outputs
+// (Backend::expect_outputs). Each area starts on a page boundary, so that a worker can
+// protect the inputs from its kernels' stray writes. The memory file is sparse: the
+// application and expected areas take memory only once they are written.
 struct SharedLayout {
   std::vector<ArgumentSlot> arguments;
   std::size_t inputs_offset = 0;
   std::size_t outputs_offset = 0;
   std::size_t application_offset = 0;
+  std::size_t expected_offset = 0;
   std::size_t total_bytes = 0;
 };
 
@@ -117,6 +123,11 @@ struct RunRequest {
   // back into its application slot after the launch.
   bool application = false;
   std::vector<std::uint8_t> written, read;
+  // RunOptions::compare_outputs: the outputs to compare on the device, and which expected
+  // contents the shared memory holds (a number the backend changes whenever it writes new
+  // ones): a worker that has not uploaded those yet does so first.
+  std::vector<ComparedOutput> compared;
+  std::uint64_t expected_generation = 0;
   // In the backend's own process only (InProcessDevice), never sent: the application's
   // memory itself, per argument, written from and read into in place of the application
   // slots (empty spans: the slots), which saves copying every input and output once more.
@@ -137,6 +148,30 @@ void stage_launch_data(const SharedLayout& layout, const SharedMemory& memory, c
 // application's memory.
 void deliver_launch_outputs(const SharedLayout& layout, const SharedMemory& memory, const LaunchData& data);
 
+struct RunReply;
+
+// The backend's side of comparing outputs on the device (Backend::expect_outputs): the
+// expected contents written to their area of the shared memory, added to each request that
+// asks for a comparison, and the reply's comparisons taken into the result.
+class ExpectedOutputs {
+ public:
+  // Checks each output against `layout` (an output buffer of the same size; Ignore is left
+  // out) and writes its contents to its slot. Throws BackendError naming the one that does not fit.
+  void set(const SharedLayout& layout, const SharedMemory& memory, const std::vector<ExpectedOutput>& expected);
+  void clear() noexcept { compared_.clear(); }
+  // A request whose options ask to compare: what the worker needs, or, with nothing to
+  // compare against, the outputs read back instead.
+  void prepare(RunRequest& request) const;
+  // The reply's comparisons into `result`. A worker that could not compare read the outputs
+  // back instead; comparing then stops, with a warning in `result` that says why. Call it
+  // after the reply's own warnings were moved into `result`.
+  void take(RunReply& reply, RunResult& result);
+
+ private:
+  std::vector<ComparedOutput> compared_;
+  std::uint64_t generation_ = 0;
+};
+
 struct RunReply {
   Status status = Status::Ok;
   std::string message;
@@ -145,6 +180,12 @@ struct RunReply {
   bool independent_of_configuration = false;
   std::vector<double> samples_ms;
   bool outputs_written = false;
+  // The outputs compared on the device (RunRequest::compared), and how long that took. Where
+  // the worker could not compare them (no double precision, out of device memory, ...),
+  // comparison_failed says why, and the outputs were read back instead.
+  std::vector<OutputComparison> comparisons;
+  double comparison_ms = 0;
+  std::string comparison_failed;
   // The worker's device is unusable (a sticky error, or a kernel still running): it ends
   // after this reply, and the backend starts a new one.
   bool context_lost = false;
@@ -164,6 +205,35 @@ struct RunReply {
   // NVML call), after the time and the outputs were taken: the status stays Ok.
   std::string measure_failed;
 };
+
+// A worker's part of a request that compares outputs (RunRequest::compared): where it does
+// not hold the request's expected contents yet (`held`, the generation it uploaded),
+// `upload(argument)` for each compared output; then `compare(output)` for each, into the
+// reply, with the time it all took. An Error fails the comparison (its message in
+// comparison_failed, nothing compared) and returns false: the worker then reads the outputs
+// back. An exception of type `Passed` (a kernel that timed out, say) propagates.
+struct NothingPassed {};
+template <typename Passed = NothingPassed, typename Upload, typename Compare>
+bool compare_outputs(const RunRequest& request, RunReply& reply, std::uint64_t& held, Upload&& upload,
+                     Compare&& compare) {
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    if (held != request.expected_generation) {
+      held = 0;
+      for (const ComparedOutput& output : request.compared) upload(output.argument);
+      held = request.expected_generation;
+    }
+    for (const ComparedOutput& output : request.compared) reply.comparisons.push_back(compare(output));
+  } catch (const Passed&) {
+    throw;
+  } catch (const Error& e) {
+    reply.comparisons.clear();
+    reply.comparison_failed = e.what();
+    return false;
+  }
+  reply.comparison_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  return true;
+}
 
 MessageWriter encode(const Setup& setup);
 MessageWriter encode(const Hello& hello);
