@@ -44,7 +44,10 @@ std::uint64_t ulp_distance(T a, T e) {
     if ((ua & sign) == (ue & sign)) return ma > me ? ma - me : me - ma;
     return ma + me;  // on either side of zero
   } else {
-    return a > e ? static_cast<std::uint64_t>(a - e) : static_cast<std::uint64_t>(e - a);
+    // In 64-bit unsigned arithmetic, which holds the difference of any two values exactly
+    // (subtracting in T or int can overflow at the extremes).
+    const auto ua = static_cast<std::uint64_t>(a), ue = static_cast<std::uint64_t>(e);
+    return a > e ? ua - ue : ue - ua;
   }
 }
 

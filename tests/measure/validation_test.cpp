@@ -165,6 +165,15 @@ TEST(Validation, UlpsOfDoublesAndIntegers) {
       validate_output(ElementType::I32, bytes_of<std::int32_t>({-4}), bytes_of<std::int32_t>({-1}), within_ulps(2));
   EXPECT_FALSE(result.ok);
   EXPECT_NE(result.message.find("differ by more than 2 ULPs"), std::string::npos) << result.message;
+  // The extremes are their true difference apart, 2^32 - 1, not an overflow.
+  const std::int32_t low = std::numeric_limits<std::int32_t>::min(), high = std::numeric_limits<std::int32_t>::max();
+  EXPECT_TRUE(validate_output(ElementType::I32, bytes_of<std::int32_t>({high}), bytes_of<std::int32_t>({low}),
+                              within_ulps(0xFFFFFFFFull)).ok);
+  EXPECT_FALSE(validate_output(ElementType::I32, bytes_of<std::int32_t>({low}), bytes_of<std::int32_t>({high}),
+                               within_ulps(0xFFFFFFFEull)).ok);
+  const std::int64_t low64 = std::numeric_limits<std::int64_t>::min(), high64 = std::numeric_limits<std::int64_t>::max();
+  EXPECT_TRUE(validate_output(ElementType::I64, bytes_of<std::int64_t>({high64}), bytes_of<std::int64_t>({low64}),
+                              within_ulps(~std::uint64_t{0})).ok);
 }
 
 TEST(Validation, IgnoredOutputsAlwaysPass) {

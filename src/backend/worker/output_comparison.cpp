@@ -51,7 +51,7 @@ DEVICE u64 ulp_distance(T a, T e) {
   if ((ua & SIGN_BIT) == (ue & SIGN_BIT)) return ma > me ? ma - me : me - ma;
   return ma + me;
 #else
-  return a > e ? (u64)(a - e) : (u64)(e - a);
+  return a > e ? (u64)a - (u64)e : (u64)e - (u64)a;
 #endif
 }
 
