@@ -58,6 +58,7 @@ struct TuneArgs {
   int warmup = 1;
   double max_test_ms = 0;
   double max_test_relative = TuneOptions{}.max_test_relative;
+  std::string validate_on = "device";
   std::optional<double> timeout_ms;  // --timeout-ms; unset: the spec's, else 10 s
   std::vector<std::string> settings;
   std::string model;
@@ -304,6 +305,7 @@ int run_tune(const TuneArgs& args) {
   options.run.warmup = args.warmup;
   options.run.max_total_ms = args.max_test_ms;
   options.max_test_relative = args.max_test_relative;
+  options.validate_on_device = args.validate_on == "device";
   options.timeout_ms = args.timeout_ms;
   options.run.measure = measure_request(args.counters, args.energy_window_s);
   options.objective = Objective::parse(args.objective);
@@ -433,6 +435,11 @@ Runner register_tune(CLI::App& app) {
   cmd->add_option("--max-test-ms", args->max_test_ms,
                   "Stop a test's timed launches once this much kernel time was timed (at least one; 0: no cap)")
       ->check(kNonNegative);
+  cmd->add_option("--validate-on", args->validate_on,
+                  "Where outputs of 16 MiB or more are compared with the reference: on the device where the "
+                  "backend can, or always on the host")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"device", "host"}));
   cmd->add_option("--max-test-relative", args->max_test_relative,
                   "Stop a test's timed launches once they took this many times what the fastest test so far took "
                   "for all of its launches (at least one; 0: no cap)")

@@ -77,7 +77,8 @@ struct RunOptions {
   bool read_outputs = true;      // copy outputs back for validation
   // Compare the outputs on the device against those given to Backend::expect_outputs, in
   // place of reading them back (RunResult::comparisons). Where the device cannot, the
-  // outputs are read back instead, as read_outputs does.
+  // outputs are read back instead, as read_outputs does. (Given to Executor::start: whether
+  // the executor may have large outputs compared on the device; TuneOptions::validate_on_device.)
   bool compare_outputs = false;
   MeasureRequest measure;        // counters / energy, where the backend supports them
   // Once set (e.g. by SIGINT), run() abandons the test in progress, stopping its kernel, and

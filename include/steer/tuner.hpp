@@ -59,6 +59,10 @@ struct TuneOptions {
   // comes from the launches timed (Result::time.samples_ms). 0: off. With run.max_total_ms
   // the smaller cap applies; the final check is not capped by it.
   double max_test_relative = 2;
+  // Outputs of 16 MiB or more are compared with the reference on the device where the
+  // backend can, instead of read back and compared on the host (docs/spec.md, "reference").
+  // false: always on the host.
+  bool validate_on_device = true;
   // What "best" means; an objective that needs energy measures it on every test.
   Objective objective;
   int compile_threads = 0;          // 0: hardware threads - 1 (at least 1)

@@ -52,7 +52,7 @@ MeasureRequest measure_from(const Json& j) {
 Json run_json(const RunOptions& run) {
   return {{"warmup", run.warmup},         {"repetitions", run.repetitions}, {"min_total_ms", run.min_total_ms},
           {"max_total_ms", run.max_total_ms}, {"timeout_ms", run.timeout_ms},   {"read_outputs", run.read_outputs},
-          {"measure", measure_json(run.measure)}};
+          {"compare_outputs", run.compare_outputs}, {"measure", measure_json(run.measure)}};
 }
 
 RunOptions run_from(const Json& j) {
@@ -63,6 +63,7 @@ RunOptions run_from(const Json& j) {
   run.max_total_ms = j.at("max_total_ms").get<double>();
   run.timeout_ms = j.at("timeout_ms").get<double>();
   run.read_outputs = j.at("read_outputs").get<bool>();
+  run.compare_outputs = j.at("compare_outputs").get<bool>();
   run.measure = measure_from(j.at("measure"));
   return run;
 }

@@ -634,7 +634,9 @@ TuneSummary Loop::run() {
     run_options_.timeout_ms = *info.timeout_ms;
   }
   run_options_.interrupt = options_.interrupt;
-  executor_.start(run_options_);
+  RunOptions start_options = run_options_;
+  start_options.compare_outputs = options_.validate_on_device;
+  executor_.start(start_options);
   summary_.devices = executor_.slots();
 
   if (store_) {

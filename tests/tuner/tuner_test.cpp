@@ -222,6 +222,21 @@ TEST_F(TunerTest, LargeOutputsAreComparedOnTheDeviceWithTheVerdictsOfTheHost) {
   EXPECT_EQ(invalid, 4u);  // B=4: A in {1,2,3,4}
 }
 
+TEST_F(TunerTest, OutputsAreComparedOnTheHostWhenAskedTo) {
+  spec_.sizes.push_back(ProblemSize{.name = "large", .variables = {{"N", Value(1 << 22)}}});
+  spec_.default_size = "large";
+  backend_.compares_on_device = true;
+  backend_.before_run = [&](const KernelInstance&, const RunOptions& o) {
+    EXPECT_TRUE(o.read_outputs);
+    EXPECT_FALSE(o.compare_outputs);
+  };
+  TuneOptions options;
+  options.validate_on_device = false;  // steer tune --validate-on host
+  options.stop.tests = 3;
+  run("exhaustive", options);
+  EXPECT_TRUE(backend_.expected_outputs.empty());
+}
+
 TEST_F(TunerTest, SmallOutputsAreComparedOnTheHost) {
   backend_.compares_on_device = true;
   backend_.before_run = [&](const KernelInstance&, const RunOptions& o) {
