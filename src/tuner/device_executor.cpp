@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <future>
 #include <mutex>
+#include <optional>
 
 #include "core/fresh_memory.hpp"
 #include "expression/expression.hpp"
@@ -81,6 +82,7 @@ struct DeviceExecutor::Impl {
   std::vector<Comparison> comparisons;  // per output
   bool keep_outputs = false;
   bool compare_on_device = false;  // the backend holds the expected outputs (Backend::expect_outputs)
+  bool comparison_checked = false;  // a test's outputs were compared on both, and agreed
   std::vector<std::span<const std::byte>> outputs;  // of the latest run, when kept
   std::once_flag digest_once;
   std::string digest;
@@ -238,7 +240,30 @@ struct DeviceExecutor::Impl {
     compare_on_device = backend.expect_outputs(offered);
   }
 
-  void validate(const RunResult& run, Result& result) const {
+  // Where the device's comparison of a test's outputs (RunResult::comparisons) differs from
+  // the host's of the same outputs, what differs.
+  std::optional<std::string> disagreement(const RunResult& run) const {
+    const auto& args = problem.program().arguments;
+    for (const OutputComparison& device : run.comparisons) {
+      const auto o = static_cast<std::size_t>(
+          std::find(problem.outputs().begin(), problem.outputs().end(), device.argument) - problem.outputs().begin());
+      if (o >= run.outputs.size() || o >= expected.size()) continue;
+      const HostArgument& argument = args[device.argument];
+      const ValidationResult host = validate_output(argument.type, run.outputs[o], expected[o], comparisons[o]);
+      const bool same_first = host.mismatches == 0 || host.first_mismatch->index == device.first_mismatch;
+      if (host.mismatches == device.mismatches && host.max_abs_error == device.max_abs_error && same_first) continue;
+      return fmt::format(
+          "output '{}': on the device {} of {} elements differ (first at {}, max |error| {}), on the host {} (first at "
+          "{}, max |error| {})",
+          argument.name, device.mismatches, device.elements, device.first_mismatch, device.max_abs_error,
+          host.mismatches, host.first_mismatch ? host.first_mismatch->index : 0, host.max_abs_error);
+    }
+    return std::nullopt;
+  }
+
+  // The test's outputs against the expected ones: as the device compared them where it did
+  // (`on_device`), else on the host.
+  void validate(const RunResult& run, Result& result, bool on_device = true) const {
     auto validate_start = Clock::now();
     const auto& args = problem.program().arguments;
     for (std::size_t o = 0; o < expected.size(); ++o) {
@@ -247,7 +272,7 @@ struct DeviceExecutor::Impl {
       if (comparator == callbacks.comparators.end() && comparisons[o].kind == Comparison::Kind::Ignore) continue;
       const auto compared = std::find_if(run.comparisons.begin(), run.comparisons.end(),
                                          [&](const OutputComparison& c) { return c.argument == problem.outputs()[o]; });
-      if (compared != run.comparisons.end()) {  // on the device
+      if (on_device && compared != run.comparisons.end()) {
         const ValidationResult check = comparison_result(
             compared->elements, compared->mismatches, compared->max_abs_error,
             Mismatch{compared->first_mismatch, compared->first_actual, compared->first_expected}, comparisons[o]);
@@ -363,8 +388,9 @@ const Result& DeviceExecutor::run(ConfigIndex config, PreparedTest* prepared, co
   RunOptions options = run_options;
   options.read_outputs = !impl_->expected.empty() || impl_->keep_outputs;
   if (impl_->compare_on_device && !impl_->keep_outputs) {
-    options.read_outputs = false;
     options.compare_outputs = true;
+    // Until one test's outputs were compared on both and agreed, they come back as well.
+    options.read_outputs = !impl_->comparison_checked;
   }
   // A device on the host's cores shares them with every other process: measure how busy
   // the others kept them while this test ran, unless the backend read that itself.
@@ -392,7 +418,26 @@ const Result& DeviceExecutor::run(ConfigIndex config, PreparedTest* prepared, co
   result.counters = std::move(run.counters);
   result.energy = run.energy;
   result.profiling_ms = run.profiling_ms;
-  if (result.status == Status::Ok && !impl_->expected.empty()) impl_->validate(run, result);
+  if (result.status == Status::Ok && !impl_->expected.empty()) {
+    if (run.comparisons.empty() || run.outputs.empty()) {
+      impl_->validate(run, result);
+    } else {
+      // The device's comparison checked against the host's, whose verdict the test keeps. A
+      // device that disagrees (its double arithmetic, say) compares no more.
+      const Clock::time_point started = Clock::now();
+      impl_->validate(run, result, false);
+      if (std::optional<std::string> difference = impl_->disagreement(run)) {
+        impl_->compare_on_device = false;
+        warnings.push_back(fmt::format(
+            "the device's comparison of the outputs disagreed with the host's, so the outputs are compared on the "
+            "host from now on: {}",
+            *difference));
+      } else {
+        impl_->comparison_checked = true;
+      }
+      result.validation_ms = seconds_since(started) * 1e3 + run.comparison_ms;
+    }
+  }
   return result;
 }
 

@@ -203,10 +203,13 @@ TEST_F(TunerTest, LargeOutputsAreComparedOnTheDeviceWithTheVerdictsOfTheHost) {
   ASSERT_EQ(backend_.expected_outputs.size(), 1u);
   EXPECT_EQ(backend_.expected_outputs[0].argument, 0u);  // `out`
   EXPECT_EQ(backend_.expected_outputs[0].bytes.size(), std::size_t{4} << 22);
-  for (const auto& [read, compare] : asked) {
-    EXPECT_FALSE(read);
-    EXPECT_TRUE(compare);
+  ASSERT_EQ(asked.size(), on_host.results.size());
+  for (std::size_t i = 0; i < asked.size(); ++i) {
+    // The first test's outputs come back as well, to check the device's comparison once.
+    EXPECT_EQ(asked[i].first, i == 0) << i;
+    EXPECT_TRUE(asked[i].second) << i;
   }
+  EXPECT_TRUE(on_device.warnings.empty());
   ASSERT_EQ(on_device.results.size(), on_host.results.size());
   std::size_t invalid = 0;
   for (std::size_t i = 0; i < on_host.results.size(); ++i) {
@@ -220,6 +223,24 @@ TEST_F(TunerTest, LargeOutputsAreComparedOnTheDeviceWithTheVerdictsOfTheHost) {
     invalid += host.status == Status::InvalidOutput ? 1 : 0;
   }
   EXPECT_EQ(invalid, 4u);  // B=4: A in {1,2,3,4}
+}
+
+TEST_F(TunerTest, ADeviceWhoseComparisonDisagreesWithTheHostsComparesNoMore) {
+  spec_.sizes.push_back(ProblemSize{.name = "large", .variables = {{"N", Value(1 << 22)}}});
+  spec_.default_size = "large";
+  backend_.compares_on_device = true;
+  backend_.comparison_miscounts = true;
+  std::vector<bool> compared;
+  backend_.before_run = [&](const KernelInstance&, const RunOptions& o) { compared.push_back(o.compare_outputs); };
+  const TuneSummary summary = run("exhaustive");
+  ASSERT_EQ(compared.size(), summary.results.size());
+  EXPECT_TRUE(compared[0]);
+  for (std::size_t i = 1; i < compared.size(); ++i) EXPECT_FALSE(compared[i]) << i;
+  EXPECT_EQ(summary.valid, space_->size()) << "the host's verdicts";
+  ASSERT_EQ(summary.warnings.size(), 1u);
+  EXPECT_NE(summary.warnings[0].find("disagreed with the host's"), std::string::npos) << summary.warnings[0];
+  EXPECT_NE(summary.warnings[0].find("output 'out': on the device 1 of 4194304 elements differ"), std::string::npos)
+      << summary.warnings[0];
 }
 
 TEST_F(TunerTest, OutputsAreComparedOnTheHostWhenAskedTo) {
