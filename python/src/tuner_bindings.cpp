@@ -252,6 +252,7 @@ class PyTuner {
       else if (name == "min_total_ms") o.run.min_total_ms = nb::cast<double>(value);
       else if (name == "max_total_ms") o.run.max_total_ms = nb::cast<double>(value);
       else if (name == "max_test_relative") o.max_test_relative = nb::cast<double>(value);
+      else if (name == "validate_on_device") o.validate_on_device = nb::cast<bool>(value);
       else if (name == "objective") o.objective = Objective::parse(nb::cast<std::string>(value));
       else if (name == "compile_threads") o.compile_threads = nb::cast<int>(value);
       else if (name == "final_check") o.final_check = nb::cast<std::size_t>(value);

@@ -194,6 +194,25 @@ def test_tests_far_slower_than_the_fastest_time_fewer_launches():
         assert summary["shortened"] == (7 if later == 1 else 0)
 
 
+def test_large_outputs_are_judged_alike_on_the_device_and_on_the_host():
+    # 4M floats, 16 MiB: compared on the (PoCL) device unless validate_on_device=False. A
+    # reference off by one at element 5 fails every configuration the same way on both.
+    n = 1 << 22
+    verdicts = []
+    for on_device in (True, False):
+        tuner, x, _ = saxpy_tuner(n)
+        expected = 2 * x + 1
+        expected[5] += 1
+        tuner.reference({"y": expected}).searcher("exhaustive")
+        tuner.options(repetitions=1, final_check=0, validate_on_device=on_device)
+        summary = tuner.tune(progress=False)
+        verdicts.append([(r["status"], r["message"]) for r in summary["results"]])
+        assert not any("compared on the host" in w or "disagreed" in w for w in summary["warnings"])
+    assert verdicts[0] == verdicts[1]
+    assert all(status == "invalid_output" for status, _ in verdicts[0])
+    assert "first at index 5" in verdicts[0][0][1]
+
+
 def test_energy_objectives_and_the_pareto_front():
     assert steer.objective_name("weighted:0.5") == "weighted:0.5"
     with pytest.raises(steer.SteerError, match="weighted"):
