@@ -195,8 +195,9 @@ def test_tests_far_slower_than_the_fastest_time_fewer_launches():
 
 
 def test_large_outputs_are_judged_alike_on_the_device_and_on_the_host():
-    # 4M floats, 16 MiB: compared on the (PoCL) device unless validate_on_device=False. A
-    # reference off by one at element 5 fails every configuration the same way on both.
+    # 4M floats, 16 MiB: compared on a GPU unless validate_on_device=False (on PoCL, whose device
+    # is the host's cores, on the host either way). A reference off by one at element 5 fails
+    # every configuration the same way.
     n = 1 << 22
     verdicts = []
     for on_device in (True, False):

@@ -258,6 +258,17 @@ TEST_F(TunerTest, OutputsAreComparedOnTheHostWhenAskedTo) {
   EXPECT_TRUE(backend_.expected_outputs.empty());
 }
 
+TEST_F(TunerTest, ADeviceOnTheHostsCoresHasItsOutputsComparedOnTheHost) {
+  spec_.sizes.push_back(ProblemSize{.name = "large", .variables = {{"N", Value(1 << 22)}}});
+  spec_.default_size = "large";
+  backend_.compares_on_device = true;
+  backend_.on_host_cores = true;  // PoCL: reading back is a copy in memory
+  TuneOptions options;
+  options.stop.tests = 2;
+  run("exhaustive", options);
+  EXPECT_TRUE(backend_.expected_outputs.empty());
+}
+
 TEST_F(TunerTest, SmallOutputsAreComparedOnTheHost) {
   backend_.compares_on_device = true;
   backend_.before_run = [&](const KernelInstance&, const RunOptions& o) {
