@@ -260,6 +260,26 @@ TEST(TuneEndToEnd, BadInputGetsAClearErrorAndNonZeroExit) {
   Output bad_searcher = run_steer("tune " + kSpec + " --backend opencl --searcher nonsense --budget 1", true);
   EXPECT_NE(bad_searcher.exit_code, 0);
   EXPECT_NE(bad_searcher.output.find("unknown searcher 'nonsense'"), std::string::npos) << bad_searcher.output;
+  Output bad_place = run_steer("tune " + kSpec + " --backend opencl --validate-on gpu --budget 1", true);
+  EXPECT_NE(bad_place.exit_code, 0);
+  EXPECT_NE(bad_place.output.find("--validate-on"), std::string::npos) << bad_place.output;
+}
+
+// Outputs compared on the host or, where the device is no GPU, on the host anyway: the same
+// verdicts and the same stored tests either way.
+TEST(TuneEndToEnd, ValidatingOnTheHostOrTheDeviceFindsTheSame) {
+  if (!have_opencl()) GTEST_SKIP() << "no OpenCL device";
+  std::vector<std::map<std::string, steer::Status>> verdicts;
+  for (const char* where : {"device", "host"}) {
+    fs::path db = fresh_db(std::string("validate_on_") + where);
+    Output out = run_steer("tune " + kSpec + " --backend opencl --size small --searcher random --budget 4 --seed 3 "
+                           "--final-check 0 --json --validate-on " + where + " --db " + db.string());
+    ASSERT_EQ(out.exit_code, 0) << out.output;
+    EXPECT_EQ(nlohmann::json::parse(out.output)["valid"], 4) << where;
+    auto& verdict = verdicts.emplace_back();
+    for (const steer::Result& r : stored_results(db)) verdict[r.key()] = r.status;
+  }
+  EXPECT_EQ(verdicts[0], verdicts[1]) << "the same seed tests the same configurations, judged alike";
 }
 
 }  // namespace
