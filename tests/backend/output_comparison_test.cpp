@@ -32,13 +32,13 @@ using ::testing::HasSubstr;
 constexpr std::size_t kElements = 300'001;
 
 constexpr const char* kOpenclCopy = R"(
-__kernel void copy(__global T* destination, __global const T* source, const int n) {
+__kernel void copy(__global ELEMENT* destination, __global const ELEMENT* source, const int n) {
   const int i = get_global_id(0);
   if (i < n) destination[i] = source[i];
 })";
 
 constexpr const char* kCudaCopy = R"(
-extern "C" __global__ void copy(T* destination, const T* source, int n) {
+extern "C" __global__ void copy(ELEMENT* destination, const ELEMENT* source, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) destination[i] = source[i];
 })";
@@ -158,7 +158,7 @@ void expect_device_compares_as_the_host(Backend& backend, Language language) {
     const Case data = make_case(type.type, 7);
     backend.load(copy_program(language, type.type, data));
     KernelInstance instance;
-    instance.defines = {{"T", language == Language::Cuda ? type.cuda : type.opencl}};
+    instance.defines = {{"ELEMENT", language == Language::Cuda ? type.cuda : type.opencl}};
     instance.block = {256, 1, 1};
     instance.grid = {(kElements + 255) / 256, 1, 1};
     const auto kernel = backend.compile(instance);
@@ -292,7 +292,7 @@ TEST_F(OpenclOutputComparison, WithNothingToCompareAgainstTheOutputsAreReadBack)
   const Case data = make_case(ElementType::F32, 1);
   backend->load(copy_program(Language::OpenCL, ElementType::F32, data));
   KernelInstance instance;
-  instance.defines = {{"T", "float"}};
+  instance.defines = {{"ELEMENT", "float"}};
   instance.block = {256, 1, 1};
   instance.grid = {(kElements + 255) / 256, 1, 1};
   const auto kernel = backend->compile(instance);
