@@ -105,6 +105,17 @@ TEST(NvrtcCompile, ProducesAnElfCubinForSm90) {
   EXPECT_EQ(log, "");  // a clean kernel has no warnings
 }
 
+TEST(NvrtcCompile, AParameterNamedAsNvrtcsOwnHeaderUsesIsNamedInTheError) {
+  const char* source = "extern \"C\" __global__ void copy(T* x) { x[0] = 1; }\n";
+  try {
+    cuda::nvrtc_compile_cubin(cuda_program(source, "copy"), instance_with({{"T", "float"}}), 9, 0);
+    FAIL() << "a define named T compiled";
+  } catch (const CompileError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("NVRTC's own header"));
+    EXPECT_THAT(e.what(), HasSubstr("Rename the parameter (T=float)"));
+  }
+}
+
 TEST(NvrtcCompile, SyntaxErrorGivesTheLogWithTheLine) {
   const char* source =
       "extern \"C\" __global__ void broken(float* x) {\n"

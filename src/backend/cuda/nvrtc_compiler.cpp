@@ -90,9 +90,18 @@ Cubin compile(const Program& program, const KernelInstance& instance, int cc_maj
   cubin.log = nvrtc.log();
   if (log_out) *log_out = cubin.log;
   if (result != NVRTC_SUCCESS) {
-    throw CompileError(fmt::format("NVRTC could not compile {} (kernel '{}', {}, sm_{}{}): {}\n{}", source_name,
+    // The defines come before NVRTC's own header, whose templates name their parameters T and
+    // the like: a tuning parameter of such a name breaks that header, not the kernel.
+    const bool in_builtin_header = cubin.log.find("__nv_nvrtc_builtin_header.h") != std::string::npos;
+    const std::string hint =
+        in_builtin_header && !instance.defines.empty()
+            ? fmt::format("\nThe errors are in NVRTC's own header, which the defines are seen by too: a define whose "
+                          "name that header uses (such as T) breaks it. Rename the parameter ({}).",
+                          describe_defines(instance))
+            : "";
+    throw CompileError(fmt::format("NVRTC could not compile {} (kernel '{}', {}, sm_{}{}): {}\n{}{}", source_name,
                                    program.kernel_name, describe_defines(instance), cc_major, cc_minor,
-                                   nvrtcGetErrorString(result), cubin.log));
+                                   nvrtcGetErrorString(result), cubin.log, hint));
   }
 
   std::size_t size = 0;
