@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -365,13 +364,10 @@ class Worker final : public worker::DeviceServer {
 
   OutputComparison compare_output(const worker::ComparedOutput& output, double timeout_ms, const std::string& what) {
     const worker::ArgumentSlot& slot = slots_.at(output.argument);
-    const std::size_t element = size_of(slot.type);
-    OutputComparison result;
-    result.argument = output.argument;
-    result.elements = slot.bytes / element;
-    if (result.elements == 0) return result;
+    const std::uint64_t elements = slot.bytes / size_of(slot.type);
+    if (elements == 0) return OutputComparison{.argument = output.argument};
     CUfunction function = comparer(slot.type);
-    const std::uint64_t groups = worker::comparison_groups(result.elements);
+    const std::uint64_t groups = worker::comparison_groups(elements);
     if (!partials_) {
       partials_ = allocate(worker::kComparisonMaxGroups * worker::kComparisonWordsPerGroup * sizeof(std::uint64_t),
                            "the output comparison's summaries");
@@ -379,7 +375,7 @@ class Worker final : public worker::DeviceServer {
     CUdeviceptr actual = session_->buffer_address(output.argument);
     CUdeviceptr expected = expected_.at(output.argument).get();
     CUdeviceptr partials = partials_.get();
-    unsigned long long n = result.elements;
+    unsigned long long n = elements;
     int ulps_bound = output.ulps_bound ? 1 : 0;
     double abs = output.abs, rel = output.rel;
     unsigned long long ulps = output.ulps;
@@ -395,19 +391,10 @@ class Worker final : public worker::DeviceServer {
     std::vector<std::uint64_t> words(groups * worker::kComparisonWordsPerGroup);
     check(driver().cuMemcpyDtoH(words.data(), partials, words.size() * sizeof(std::uint64_t)), "cuMemcpyDtoH",
           comparing);
-    const OutputComparison summary = worker::reduce_comparison(words);
-    result.mismatches = summary.mismatches;
-    result.max_abs_error = summary.max_abs_error;
-    if (result.mismatches > 0) {
-      result.first_mismatch = summary.first_mismatch;
-      std::array<std::byte, 8> value{};
-      check(driver().cuMemcpyDtoH(value.data(), actual + result.first_mismatch * element, element), "cuMemcpyDtoH",
-            comparing);
-      result.first_actual = worker::element_as_double(slot.type, value.data());
-      result.first_expected = worker::element_as_double(
-          slot.type, memory_->bytes().data() + slot.expected_offset + result.first_mismatch * element);
-    }
-    return result;
+    return worker::summarise_comparison(
+        slot, output.argument, words, *memory_, [&](std::size_t offset, std::span<std::byte> value) {
+          check(driver().cuMemcpyDtoH(value.data(), actual + offset, value.size()), "cuMemcpyDtoH", comparing);
+        });
   }
 
   static RunReply failed(Status status, std::string message, bool context_lost) {

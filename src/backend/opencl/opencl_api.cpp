@@ -108,6 +108,17 @@ std::string platform_string(cl_platform_id platform, cl_platform_info what, std:
   return info_string(clGetPlatformInfo, platform, what, "clGetPlatformInfo", what_name);
 }
 
+std::string build_log(cl_program program, cl_device_id device) {
+  std::size_t bytes = 0;
+  check(clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &bytes), "clGetProgramBuildInfo",
+        "CL_PROGRAM_BUILD_LOG");
+  std::string log(bytes, '\0');
+  check(clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, bytes, log.data(), nullptr),
+        "clGetProgramBuildInfo", "CL_PROGRAM_BUILD_LOG");
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n' || log.back() == ' ')) log.pop_back();
+  return log;
+}
+
 std::vector<std::size_t> device_max_work_item_sizes(cl_device_id device) {
   const auto dimensions = device_value<cl_uint>(device, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS,
                                                 "CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS");

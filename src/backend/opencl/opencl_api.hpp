@@ -72,4 +72,7 @@ T device_value(cl_device_id device, cl_device_info what, std::string_view what_n
 
 std::vector<std::size_t> device_max_work_item_sizes(cl_device_id device);
 
+// The compiler's log of building `program` for `device`, trailing blanks and NULs removed.
+std::string build_log(cl_program program, cl_device_id device);
+
 }  // namespace steer::opencl

@@ -199,7 +199,7 @@ class OpenclBackend final : public Backend {
     check(error, "clCreateProgramWithSource", program.source_name);
 
     error = clBuildProgram(built.get(), 1, &device_, options.c_str(), nullptr, nullptr);
-    result->log = build_log(built.get());
+    result->log = build_log(built.get(), device_);
     if (error == CL_BUILD_PROGRAM_FAILURE || error == CL_INVALID_BUILD_OPTIONS)
       throw CompileError(fmt::format("OpenCL build of {} failed: {}\ndefines: {}\noptions: {}\n{}", program.source_name,
                                      error_name(error), describe_defines(instance), options, result->log));
@@ -476,17 +476,6 @@ class OpenclBackend final : public Backend {
     if (work_items <= kernel.max_work_group_size) return {};
     return fmt::format("; the work-group's {} work-items exceed the kernel's CL_KERNEL_WORK_GROUP_SIZE of {}", work_items,
                        kernel.max_work_group_size);
-  }
-
-  std::string build_log(cl_program program) const {
-    std::size_t bytes = 0;
-    check(clGetProgramBuildInfo(program, device_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &bytes), "clGetProgramBuildInfo",
-          "CL_PROGRAM_BUILD_LOG");
-    std::string log(bytes, '\0');
-    check(clGetProgramBuildInfo(program, device_, CL_PROGRAM_BUILD_LOG, bytes, log.data(), nullptr),
-          "clGetProgramBuildInfo", "CL_PROGRAM_BUILD_LOG");
-    while (!log.empty() && (log.back() == '\0' || log.back() == '\n' || log.back() == ' ')) log.pop_back();
-    return log;
   }
 
   const BackendOptions options_;

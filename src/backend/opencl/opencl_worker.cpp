@@ -434,11 +434,8 @@ class Worker final : public worker::DeviceServer {
     loaded.program = ProgramObject(clCreateProgramWithSource(context_.get(), 1, &text, nullptr, &error));
     check(error, "clCreateProgramWithSource", "the output comparison");
     if (cl_int built = clBuildProgram(loaded.program.get(), 1, &device_, "", nullptr, nullptr); built != CL_SUCCESS) {
-      std::size_t bytes = 0;
-      clGetProgramBuildInfo(loaded.program.get(), device_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &bytes);
-      std::string log(bytes, '\0');
-      clGetProgramBuildInfo(loaded.program.get(), device_, CL_PROGRAM_BUILD_LOG, bytes, log.data(), nullptr);
-      comparison_problem_ = fmt::format("the output comparison does not build: {}: {}", error_name(built), log);
+      comparison_problem_ = fmt::format("the output comparison does not build: {}: {}", error_name(built),
+                                        build_log(loaded.program.get(), device_));
       throw Error(comparison_problem_);
     }
     loaded.kernel = Kernel(clCreateKernel(loaded.program.get(), worker::kComparisonKernel, &error));
@@ -448,21 +445,18 @@ class Worker final : public worker::DeviceServer {
 
   OutputComparison compare_output(const worker::ComparedOutput& output, double timeout_ms, Heartbeat& heartbeat) {
     const worker::ArgumentSlot& slot = slots_.at(output.argument);
-    const std::size_t element = size_of(slot.type);
-    OutputComparison result;
-    result.argument = output.argument;
-    result.elements = slot.bytes / element;
-    if (result.elements == 0) return result;
+    const std::uint64_t elements = slot.bytes / size_of(slot.type);
+    if (elements == 0) return OutputComparison{.argument = output.argument};
     const bool first_use = comparers_.find(slot.type) == comparers_.end();
     cl_kernel kernel = comparer(slot.type);
-    const std::uint64_t groups = worker::comparison_groups(result.elements);
+    const std::uint64_t groups = worker::comparison_groups(elements);
     const std::size_t partial_bytes = worker::kComparisonMaxGroups * worker::kComparisonWordsPerGroup * sizeof(cl_ulong);
     cl_int error = CL_SUCCESS;
     if (!partials_) {
       partials_ = Buffer(clCreateBuffer(context_.get(), CL_MEM_WRITE_ONLY, partial_bytes, nullptr, &error));
       check(error, "clCreateBuffer", "the output comparison's summaries");
     }
-    const cl_ulong n = result.elements;
+    const cl_ulong n = elements;
     const cl_int ulps_bound = output.ulps_bound ? 1 : 0;
     const cl_double abs = output.abs, rel = output.rel;
     const cl_ulong ulps = output.ulps;
@@ -488,25 +482,16 @@ class Worker final : public worker::DeviceServer {
         wait_for_launch(queue_.get(), event.get(), timeout_ms, first_use ? kFirstLaunchCompileMs : 0, heartbeat);
     if (!status) throw Error(fmt::format("comparing output '{}' took longer than {} ms", slot.name, timeout_ms));
     if (*status != CL_COMPLETE) throw Error(fmt::format("comparing output '{}' failed: {}", slot.name, error_name(*status)));
-    std::vector<cl_ulong> partials(groups * worker::kComparisonWordsPerGroup);
-    check(clEnqueueReadBuffer(queue_.get(), partials_.get(), CL_TRUE, 0, partials.size() * sizeof(cl_ulong),
+    std::vector<std::uint64_t> partials(groups * worker::kComparisonWordsPerGroup);
+    check(clEnqueueReadBuffer(queue_.get(), partials_.get(), CL_TRUE, 0, partials.size() * sizeof(std::uint64_t),
                               partials.data(), 0, nullptr, nullptr),
           "clEnqueueReadBuffer", "the output comparison's summaries");
-    const std::vector<std::uint64_t> words(partials.begin(), partials.end());
-    const OutputComparison summary = worker::reduce_comparison(words);
-    result.mismatches = summary.mismatches;
-    result.max_abs_error = summary.max_abs_error;
-    if (result.mismatches > 0) {
-      result.first_mismatch = summary.first_mismatch;
-      std::array<std::byte, 8> actual{};
-      check(clEnqueueReadBuffer(queue_.get(), buffers_.at(output.argument).working.get(), CL_TRUE,
-                                result.first_mismatch * element, element, actual.data(), 0, nullptr, nullptr),
-            "clEnqueueReadBuffer", fmt::format("the first mismatch of output '{}'", slot.name));
-      result.first_actual = worker::element_as_double(slot.type, actual.data());
-      result.first_expected = worker::element_as_double(
-          slot.type, memory_->bytes().data() + slot.expected_offset + result.first_mismatch * element);
-    }
-    return result;
+    return worker::summarise_comparison(
+        slot, output.argument, partials, *memory_, [&](std::size_t offset, std::span<std::byte> value) {
+          check(clEnqueueReadBuffer(queue_.get(), buffers_.at(output.argument).working.get(), CL_TRUE, offset,
+                                    value.size(), value.data(), 0, nullptr, nullptr),
+                "clEnqueueReadBuffer", fmt::format("the first mismatch of output '{}'", slot.name));
+        });
   }
 
   cl_device_id device_ = nullptr;

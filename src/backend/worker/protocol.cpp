@@ -120,6 +120,22 @@ void deliver_launch_outputs(const SharedLayout& layout, const SharedMemory& memo
   }
 }
 
+OutputComparison summarise_comparison(const ArgumentSlot& slot, std::size_t argument,
+                                      std::span<const std::uint64_t> partials, const SharedMemory& memory,
+                                      const std::function<void(std::size_t, std::span<std::byte>)>& read_actual) {
+  const std::size_t element = size_of(slot.type);
+  OutputComparison result = reduce_comparison(partials);
+  result.argument = argument;
+  result.elements = slot.bytes / element;
+  if (result.mismatches == 0) return result;
+  std::array<std::byte, 8> actual{};
+  const std::size_t offset = result.first_mismatch * element;
+  read_actual(offset, std::span(actual).first(element));
+  result.first_actual = element_as_double(slot.type, actual.data());
+  result.first_expected = element_as_double(slot.type, memory.bytes().data() + slot.expected_offset + offset);
+  return result;
+}
+
 void ExpectedOutputs::set(const SharedLayout& layout, const SharedMemory& memory,
                           const std::vector<ExpectedOutput>& expected) {
   std::vector<ComparedOutput> compared;

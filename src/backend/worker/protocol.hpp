@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -213,6 +214,14 @@ struct RunReply {
 // comparison_failed, nothing compared) and returns false: the worker then reads the outputs
 // back. An exception of type `Passed` (a kernel that timed out, say) propagates.
 struct NothingPassed {};
+
+// Output `argument`'s comparison from its groups' summaries (`partials`, of
+// comparison_groups(elements) groups). Where elements differ, the first one's value is read
+// by `read_actual(byte_offset, destination)` from the device and its expected value from the
+// shared memory.
+OutputComparison summarise_comparison(const ArgumentSlot& slot, std::size_t argument,
+                                      std::span<const std::uint64_t> partials, const SharedMemory& memory,
+                                      const std::function<void(std::size_t, std::span<std::byte>)>& read_actual);
 template <typename Passed = NothingPassed, typename Upload, typename Compare>
 bool compare_outputs(const RunRequest& request, RunReply& reply, std::uint64_t& held, Upload&& upload,
                      Compare&& compare) {
