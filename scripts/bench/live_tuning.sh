@@ -12,10 +12,12 @@
 # carries of its own recording are the source, as for a user who passes only --model;
 # without SOURCE, source=none: no source at all. Writes
 # OUT/KERNEL_SEARCHER_SEED.{db,log,json}. STEER: the binary (default build/steer); TUNE_ARGS:
-# more `steer tune` options for every tuning (e.g. "--objective energy").
+# more `steer tune` options for every tuning (e.g. "--objective energy"). ROTATE=1: seed S
+# starts with the ((S-1) mod N)-th of the N searchers and goes round, so that no searcher is
+# always first after the GPU idled (the first tuning of a session compiles slowest).
 set -euo pipefail
 if [ $# -lt 6 ]; then
-  sed -n '2,15p' "$0" >&2
+  sed -n '2,18p' "$0" >&2
   exit 2
 fi
 out=$1 kernel=$2 size=$3 seconds=$4 seeds=$5
@@ -24,7 +26,12 @@ steer="${STEER:-build/steer}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 mkdir -p "$out"
 for seed in $seeds; do
-  for searcher in "$@"; do
+  order=("$@")
+  if [ "${ROTATE:-0}" = 1 ]; then
+    k=$(((seed - 1) % $#))
+    order=("${order[@]:$k}" "${order[@]:0:$k}")
+  fi
+  for searcher in "${order[@]}"; do
     name=$searcher
     args=(--searcher "$searcher")
     case "$searcher" in
