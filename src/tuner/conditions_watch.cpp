@@ -44,6 +44,16 @@ std::vector<std::string> ConditionsWatch::observe(const Result& result, std::uin
   const bool near_limit = c.power_watts >= kAtPowerLimit * c.power_limit_watts;  // false when either is NaN
   if (mentions(c.throttle, "power") || near_limit) {
     seen(PowerLimit, [&] {
+      if (!near_limit && !std::isnan(c.power_watts) && !std::isnan(c.power_limit_watts)) {
+        // The driver capped the power, yet the reading is well below the limit: NVML's power
+        // is one sample after the test and misses the peaks the cap acted on, so say both.
+        return fmt::format("the GPU ran at its power limit in {} (the driver reports {}{}; the {:.0f} W of {:.0f} W "
+                           "read after the test miss the peaks): under the cap the clocks drop, so configurations "
+                           "that draw more power are measured at lower clocks",
+                           which, c.throttle,
+                           std::isnan(c.sm_clock_mhz) ? "" : fmt::format(", SM clock {:.0f} MHz", c.sm_clock_mhz),
+                           c.power_watts, c.power_limit_watts);
+      }
       const std::string power = std::isnan(c.power_watts) ? std::string()
                                 : std::isnan(c.power_limit_watts)
                                     ? fmt::format(": {:.0f} W", c.power_watts)

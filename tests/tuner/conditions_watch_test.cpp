@@ -57,6 +57,17 @@ TEST(ConditionsWatch, APowerCapHeatAndHardwareSlowdownsAreEachSaidOnce) {
                                                       "shows each test's conditions)"});
 }
 
+TEST(ConditionsWatch, APowerCapBelowTheReadPowerSaysTheReadingMissesThePeaks) {
+  ConditionsWatch watch;
+  const auto warnings = watch.observe(at(1965, "power cap", 371), 4);  // a sample well below 700 W
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0].rfind("the GPU ran at its power limit in test 4 (T=1) (the driver reports power cap, SM clock "
+                              "1965 MHz; the 371 W of 700 W read after the test miss the peaks):",
+                              0),
+            0u)
+      << warnings[0];
+}
+
 TEST(ConditionsWatch, OtherProcessesLoadingACpuDevicesCores) {
   ConditionsWatch watch;
   Result quiet{.conditions = DeviceConditions{.other_load = 0.1}};
