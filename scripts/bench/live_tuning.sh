@@ -14,10 +14,12 @@
 # OUT/KERNEL_SEARCHER_SEED.{db,log,json}. STEER: the binary (default build/steer); TUNE_ARGS:
 # more `steer tune` options for every tuning (e.g. "--objective energy"). ROTATE=1: seed S
 # starts with the ((S-1) mod N)-th of the N searchers and goes round, so that no searcher is
-# always first after the GPU idled (the first tuning of a session compiles slowest).
+# always first after the GPU idled (the first tuning of a session compiles slowest). WARMUP=1:
+# a one-test tuning first (OUT/KERNEL_warmup.txt), which computes and caches the reference
+# outputs, so that no timed tuning pays for them.
 set -euo pipefail
 if [ $# -lt 6 ]; then
-  sed -n '2,18p' "$0" >&2
+  sed -n '2,19p' "$0" >&2
   exit 2
 fi
 out=$1 kernel=$2 size=$3 seconds=$4 seeds=$5
@@ -25,6 +27,10 @@ shift 5
 steer="${STEER:-build/steer}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 mkdir -p "$out"
+if [ "${WARMUP:-0}" = 1 ]; then
+  "$steer" tune "$root/kernels/$kernel/spec.json" --backend cuda --size "$size" --budget 1 --seed 99 \
+    --final-check 0 >"$out/${kernel}_warmup.txt" 2>&1
+fi
 for seed in $seeds; do
   order=("$@")
   if [ "${ROTATE:-0}" = 1 ]; then
