@@ -123,6 +123,11 @@ def main():
     ap.add_argument("--csv")
     ap.add_argument("--plot")
     args = ap.parse_args()
+    if args.plot:
+        try:  # checked first, so that a missing matplotlib does not end the run after the tables
+            import matplotlib  # noqa: F401
+        except ImportError as error:
+            sys.exit(f"live_summary.py: --plot needs matplotlib ({error}); run scripts/setup, which installs it for /usr/bin/python3")
     if args.weighted is not None and (args.time_ms is None or args.energy_j is None):
         ap.error("--weighted needs --time-ms and --energy-j")
     times = [float(t) for t in args.times.split(",")]

@@ -82,6 +82,11 @@ def main():
                         help="charge the searchers' own computation, as measured here, to the simulated clock")
     parser.add_argument("--plot", help="write a PNG of the mean speed-ups")
     args = parser.parse_args()
+    if args.plot:
+        try:  # checked first, so that a missing matplotlib does not end the run after the tables
+            import matplotlib  # noqa: F401
+        except ImportError as error:
+            sys.exit(f"parallel_scaling.py: --plot needs matplotlib ({error}); run scripts/setup, which installs it for /usr/bin/python3")
     searchers = args.searcher or SEARCHERS
     kernels = args.kernel or KERNELS
     devices = args.devices or DEVICES
