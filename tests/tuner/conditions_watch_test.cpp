@@ -57,7 +57,7 @@ TEST(ConditionsWatch, APowerCapHeatAndHardwareSlowdownsAreEachSaidOnce) {
                                                       "shows each test's conditions)"});
 }
 
-TEST(ConditionsWatch, APowerCapBelowTheReadPowerSaysTheReadingMissesThePeaks) {
+TEST(ConditionsWatch, APowerCapReadWellBelowTheLimitSaysTheReadingMissesThePeaks) {
   ConditionsWatch watch;
   const auto warnings = watch.observe(at(1965, "power cap", 371), 4);  // a sample well below 700 W
   ASSERT_EQ(warnings.size(), 1u);
