@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <thread>
@@ -65,6 +66,18 @@ void copy_parallel(void* destination, const void* source, std::size_t bytes) {
   split(bytes, threads_for(bytes), 64, [to, from](std::size_t first, std::size_t last) {
     std::memcpy(to + first, from + first, last - first);
   });
+}
+
+bool all_zero(const void* data, std::size_t bytes) {
+  static constexpr std::array<std::byte, 4096> kZeros{};
+  const auto* at = static_cast<const std::byte*>(data);
+  while (bytes > 0) {
+    const std::size_t n = std::min(bytes, kZeros.size());
+    if (std::memcmp(at, kZeros.data(), n) != 0) return false;
+    at += n;
+    bytes -= n;
+  }
+  return true;
 }
 
 }  // namespace steer

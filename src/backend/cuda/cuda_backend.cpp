@@ -13,9 +13,10 @@
 // keeps the recently used modules loaded.
 //
 // Data. load() writes the arguments into a memory file shared with the worker, which
-// uploads them once and keeps a pristine copy of every buffer on the device; before each
-// launch every buffer is restored from it (device to device, outside the timed region),
-// so every launch computes the same thing. Outputs come back through the same file. An
+// uploads them once and keeps a pristine copy of every buffer on the device (none of one
+// that starts as zeros); before each launch every buffer is restored from it (device to
+// device, or by a memset to zeros; outside the timed region), so every launch computes the
+// same thing. Outputs come back through the same file. An
 // application's launch (launch()) passes its data through the file's application area.
 //
 // Failures. A configuration that exceeds a limit (threads, shared memory, grid) is

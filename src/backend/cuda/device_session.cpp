@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "core/fresh_memory.hpp"
+
 namespace steer::cuda {
 namespace {
 
@@ -42,8 +44,11 @@ void DeviceSession::upload(const std::vector<ArgumentData>& arguments) {
     if (host.bytes.empty()) continue;  // passed as a null pointer
     const std::string what = fmt::format("argument '{}'", host.name);
     device.working = allocate(device.bytes, what);
-    device.pristine = allocate(device.bytes, what + " (pristine copy)");
     device.address = device.working.get();
+    // A buffer that starts as zeros (an output, mostly) is reset with a memset, which writes
+    // it once where a copy from a pristine copy reads that as well, and keeps no such copy.
+    if (all_zero(host.bytes.data(), host.bytes.size())) continue;
+    device.pristine = allocate(device.bytes, what + " (pristine copy)");
     check(driver().cuMemcpyHtoD(device.pristine.get(), host.bytes.data(), device.bytes), "cuMemcpyHtoD", what);
   }
   arguments_ = std::move(uploaded);
@@ -58,6 +63,11 @@ void DeviceSession::upload(const std::vector<ArgumentData>& arguments) {
 void DeviceSession::restore_arguments() {
   for (const DeviceArgument& argument : arguments_) {
     if (!argument.working) continue;
+    if (!argument.pristine) {
+      check(driver().cuMemsetD8Async(argument.working.get(), 0, argument.bytes, stream()), "cuMemsetD8Async",
+            fmt::format("resetting argument '{}' to zeros", argument.name));
+      continue;
+    }
     check(driver().cuMemcpyDtoDAsync(argument.working.get(), argument.pristine.get(), argument.bytes, stream()),
           "cuMemcpyDtoDAsync", fmt::format("restoring argument '{}'", argument.name));
   }

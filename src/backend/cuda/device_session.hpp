@@ -29,11 +29,12 @@ class DeviceSession {
     ElementType type = ElementType::F32;
     std::span<const std::byte> bytes;
   };
-  // Replaces the arguments: a working and a pristine copy of every buffer on the device.
+  // Replaces the arguments: a working copy of every buffer on the device, and a pristine copy
+  // of each that does not start as zeros.
   // Throws BackendError (e.g. out of device memory, a scalar of the wrong size).
   void upload(const std::vector<ArgumentData>& arguments);
-  // Copies every buffer's pristine contents over its working copy, queued on the stream,
-  // so the next launch sees exactly the inputs that were loaded.
+  // Copies every buffer's pristine contents over its working copy (or sets it to zeros),
+  // queued on the stream, so the next launch sees exactly the inputs that were loaded.
   void restore_arguments();
   // The argument array for cuLaunchKernel, valid until the next upload().
   void** kernel_parameters() { return parameters_.data(); }
@@ -68,7 +69,7 @@ class DeviceSession {
     std::string name;
     bool is_buffer = true;
     std::size_t bytes = 0;
-    DeviceMemory working, pristine;  // buffers (none for an empty one)
+    DeviceMemory working, pristine;  // buffers (none for an empty one; no pristine for zeros)
     CUdeviceptr address = 0;         // of `working` (0 when empty); passed by pointer
     alignas(8) std::array<std::byte, 8> scalar{};
   };

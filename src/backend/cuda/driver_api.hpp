@@ -31,7 +31,7 @@ namespace steer::cuda {
   X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)                              \
   X(cuFuncGetAttribute) X(cuFuncSetAttribute)                                               \
   X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoH)           \
-  X(cuMemcpyDtoDAsync) X(cuMemHostRegister)                                                 \
+  X(cuMemcpyDtoDAsync) X(cuMemsetD8Async) X(cuMemHostRegister)                              \
   X(cuStreamCreate) X(cuStreamDestroy)                                                      \
   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventQuery) X(cuEventElapsedTime) \
   X(cuLaunchKernel)

@@ -36,6 +36,7 @@
 #include "backend/worker/lru_cache.hpp"
 #include "backend/worker/output_comparison.hpp"
 #include "backend/worker/serve.hpp"
+#include "core/fresh_memory.hpp"
 
 namespace steer::opencl {
 namespace {
@@ -300,8 +301,7 @@ class Worker final : public worker::DeviceServer {
     buffer.working = Buffer(clCreateBuffer(context_.get(), CL_MEM_READ_WRITE, buffer.bytes, nullptr, &error));
     check(error, "clCreateBuffer", what);
     const std::span<const std::byte> data = memory_->bytes().subspan(slot.offset, slot.bytes);
-    const bool zeros = std::all_of(data.begin(), data.end(), [](std::byte b) { return b == std::byte{0}; });
-    if (!zeros) {
+    if (!all_zero(data.data(), data.size())) {
       // COPY_HOST_PTR only reads the host memory.
       void* host = const_cast<std::byte*>(data.data());
       buffer.pristine =
