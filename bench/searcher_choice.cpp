@@ -1,0 +1,81 @@
+// What one choice of the model-based default searcher (`surrogate`) costs, replayed on the
+// H200 recordings of gemm and conv: proposing a configuration and taking in its result,
+// averaged over tests 1–300 and over tests 301–400. Up to `max_points` (300) measurements the
+// Gaussian process grows by one row a test; past it each choice keeps a new selection of 300
+// and refits (docs/searchers.md, `bayes`), so the second figure is the steady cost of a long
+// tuning.
+//
+//   build/bench/searcher_choice
+//
+// Counters: ms_per_choice.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "steer/recording.hpp"
+#include "steer/searcher.hpp"
+
+namespace {
+
+const steer::Recording& recording(const std::string& name) {
+  static std::map<std::string, steer::Recording> loaded;
+  auto it = loaded.find(name);
+  if (it == loaded.end()) {
+    const std::filesystem::path file = std::filesystem::path(STEER_SOURCE_DIR) / "data/h200" / (name + ".db.gz");
+    it = loaded.emplace(name, steer::Recording::load(file)).first;
+  }
+  return it->second;
+}
+
+// Tests `first` to `last` (from 1) of a run of `surrogate`, seed 1, timed; those before untimed.
+void choices(benchmark::State& state, const std::string& name, int first, int last) {
+  const steer::Recording& replayed = recording(name);
+  double total_ms = 0;
+  int timed = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    steer::SearcherOptions options;
+    options.seed = 1;
+    auto searcher = steer::make_searcher("surrogate", options);
+    searcher->start(replayed.space());
+    for (int test = 1; test <= last; ++test) {
+      const bool timing = test >= first;
+      if (timing) state.ResumeTiming();
+      const auto start = std::chrono::steady_clock::now();
+      const std::vector<steer::Proposal> proposals = searcher->propose(1);
+      if (proposals.empty()) {
+        if (timing) state.PauseTiming();
+        break;
+      }
+      searcher->observe(replayed.replay(proposals.front().config));
+      if (timing) {
+        total_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        ++timed;
+        state.PauseTiming();
+      }
+    }
+    state.ResumeTiming();
+  }
+  state.counters["ms_per_choice"] = timed > 0 ? total_ms / timed : 0;
+}
+
+BENCHMARK_CAPTURE(choices, gemm_h200_tests_1_to_300, std::string("gemm_h200"), 1, 300)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2);
+BENCHMARK_CAPTURE(choices, gemm_h200_tests_301_to_400, std::string("gemm_h200"), 301, 400)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2);
+BENCHMARK_CAPTURE(choices, conv_h200_tests_1_to_300, std::string("conv_h200"), 1, 300)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2);
+BENCHMARK_CAPTURE(choices, conv_h200_tests_301_to_400, std::string("conv_h200"), 301, 400)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2);
+
+}  // namespace
+
+BENCHMARK_MAIN();
