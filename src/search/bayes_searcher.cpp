@@ -29,9 +29,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <numbers>
@@ -79,6 +81,32 @@ double dot(const double* a, const double* b, std::size_t n) {
   }
   for (; i < n; ++i) s[0] += a[i] * b[i];
   return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+// dot() of `a` with kBlock vectors at once, stored interleaved (b[j * kBlock + c] is element j
+// of vector c): per vector the same products summed in the same order, so the same bits, with
+// each element of `a` read once for all of them.
+constexpr std::size_t kBlock = 4;
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void dot_block(const double* a, const double* b, std::size_t n, double* out) {
+  using Lanes = double __attribute__((vector_size(kBlock * sizeof(double))));  // one per vector
+  Lanes s[8] = {};
+  Lanes element;
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (std::size_t k = 0; k < 8; ++k) {
+      std::memcpy(&element, b + (i + k) * kBlock, sizeof element);
+      s[k] += a[i + k] * element;
+    }
+  }
+  for (; i < n; ++i) {
+    std::memcpy(&element, b + i * kBlock, sizeof element);
+    s[0] += a[i] * element;
+  }
+  const Lanes sums = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+  std::memcpy(out, &sums, sizeof sums);
 }
 
 // exp(x) for x <= 0 (below -708 it gives exp(-708), not 0), within an ulp: exp(r) by its
@@ -214,6 +242,26 @@ class IncrementalCholesky {
     }
   }
 
+  // extend() of kBlock empty v at once, for the configurations x[0..kBlock): the same
+  // arithmetic per configuration, so the same bits, with each row of L read once for all of
+  // them rather than once each (a refit re-solves every candidate; L of 300 points is 360 KB).
+  void solve_block(const std::array<const double*, kBlock>& x, const std::array<std::vector<double>*, kBlock>& v) const {
+    block_kernels_.resize(n_ * kBlock);
+    block_v_.resize(n_ * kBlock);
+    for (std::size_t c = 0; c < kBlock; ++c) kernels(x[c], 0, block_kernels_.data() + c * n_);
+    double sums[kBlock];
+    for (std::size_t i = 0; i < n_; ++i) {
+      dot_block(l_.data() + i * (i + 1) / 2, block_v_.data(), i, sums);
+      for (std::size_t c = 0; c < kBlock; ++c) {
+        block_v_[i * kBlock + c] = (block_kernels_[c * n_ + i] - sums[c]) * inverse_diagonal_[i];
+      }
+    }
+    for (std::size_t c = 0; c < kBlock; ++c) {
+      v[c]->resize(n_);
+      for (std::size_t i = 0; i < n_; ++i) (*v[c])[i] = block_v_[i * kBlock + c];
+    }
+  }
+
   // The same for w = L^-1 b, b given by b(i).
   template <typename B>
   void extend_solve(std::vector<double>& w, B b) const {
@@ -255,6 +303,7 @@ class IncrementalCholesky {
   std::vector<double> l_;                 // packed lower triangle, n (n + 1) / 2
   std::vector<double> inverse_diagonal_;  // 1 / L(i, i)
   mutable std::vector<double> scratch_;
+  mutable std::vector<double> block_kernels_, block_v_;  // solve_block's, by configuration / interleaved
 };
 
 class BayesSearcher final : public Searcher {
@@ -525,8 +574,9 @@ class BayesSearcher final : public Searcher {
   struct Kept {
     std::uint64_t generation = 0;
     std::uint64_t targets = 0;  // the targets_version_ its dot products are of
-    double explained = 0, ok = 0, failed = 0, one = 0, prior = 0;
+    double explained = 0, ok = 0, failed = 0, one = 0, prior = 0;  // over v's first `summed`
     std::vector<double> v;
+    std::size_t summed = 0;
   };
   struct Dense {
     std::uint32_t slot = kNone;  // in kept_
@@ -841,27 +891,26 @@ class BayesSearcher final : public Searcher {
 
   // What is kept in `slot`, v extended to the current model.
   Kept& scored(std::uint32_t slot) {
-    Kept& k = kept_[slot];
-    if (k.generation != generation_) {
-      kept_doubles_ -= k.v.size();
-      k.v.clear();
-      k.generation = generation_;
-      k.explained = k.ok = k.failed = k.one = k.prior = 0;
-    }
+    Kept& k = current(slot);
     if (k.targets != targets_version_) {
       // A lie was replaced by its real cost: the targets changed under the kept products.
       k.targets = targets_version_;
-      k.ok = dot(k.v.data(), targets_.ok.data(), k.v.size());
-      k.failed = dot(k.v.data(), targets_.failed.data(), k.v.size());
-      k.one = dot(k.v.data(), targets_.one.data(), k.v.size());
-      if (!prior_.empty()) k.prior = dot(k.v.data(), targets_.prior.data(), k.v.size());
+      k.ok = dot(k.v.data(), targets_.ok.data(), k.summed);
+      k.failed = dot(k.v.data(), targets_.failed.data(), k.summed);
+      k.one = dot(k.v.data(), targets_.one.data(), k.summed);
+      if (!prior_.empty()) k.prior = dot(k.v.data(), targets_.prior.data(), k.summed);
     }
-    const std::size_t from = k.v.size();
+    const std::size_t from = k.summed;
     if (from == model_->size()) return k;
-    if (k.v.capacity() < model_->size()) {
-      k.v.reserve(std::min<std::size_t>(2 * model_->size(), options_.max_points));
+    if (k.v.size() < model_->size()) {
+      if (k.v.capacity() < model_->size()) {
+        k.v.reserve(std::min<std::size_t>(2 * model_->size(), options_.max_points));
+      }
+      kept_doubles_ -= k.v.size();
+      model_->extend(kept_x_.data() + std::size_t{slot} * dims_, k.v);
+      kept_doubles_ += k.v.size();
     }
-    model_->extend(kept_x_.data() + std::size_t{slot} * dims_, k.v);
+    k.summed = k.v.size();
     for (std::size_t i = from; i < k.v.size(); ++i) {
       k.explained += k.v[i] * k.v[i];
       k.ok += k.v[i] * targets_.ok[i];
@@ -869,8 +918,45 @@ class BayesSearcher final : public Searcher {
       k.one += k.v[i] * targets_.one[i];
       if (!prior_.empty()) k.prior += k.v[i] * targets_.prior[i];
     }
-    kept_doubles_ += k.v.size() - from;
     return k;
+  }
+
+  // What is kept in `slot`, emptied if it is of an earlier fit.
+  Kept& current(std::uint32_t slot) {
+    Kept& k = kept_[slot];
+    if (k.generation != generation_) {
+      kept_doubles_ -= k.v.size();
+      k.v.clear();
+      k.summed = 0;
+      k.generation = generation_;
+      k.explained = k.ok = k.failed = k.one = k.prior = 0;
+    }
+    return k;
+  }
+
+  // Solves v from scratch for those of `slots` that have none yet (the newly drawn, and after
+  // a refit every candidate), kBlock at a time (IncrementalCholesky::solve_block), so that
+  // scored() finds them solved. The rest are left to scored().
+  void solve_unsolved(std::vector<std::uint32_t> slots) {
+    if (model_->size() < 2 * kBlock) return;
+    std::sort(slots.begin(), slots.end());  // a configuration can be drawn twice in a choice
+    slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
+    std::array<const double*, kBlock> x{};
+    std::array<std::vector<double>*, kBlock> v{};
+    std::size_t filled = 0;
+    for (std::uint32_t slot : slots) {
+      Kept& k = current(slot);
+      if (!k.v.empty()) continue;
+      x[filled] = kept_x_.data() + std::size_t{slot} * dims_;
+      v[filled] = &k.v;
+      if (++filled < kBlock) continue;
+      for (std::vector<double>* solved : v) {
+        solved->reserve(std::min<std::size_t>(2 * model_->size(), options_.max_points));
+      }
+      model_->solve_block(x, v);
+      kept_doubles_ += kBlock * model_->size();
+      filled = 0;
+    }
   }
 
   void forget(ConfigIndex c) {
@@ -1066,9 +1152,15 @@ class BayesSearcher final : public Searcher {
 
     // Mean at c: k(X, c)^T K^-1 y = v . L^-1 y, L^-1 y = (ok + failed x failure - mean x one) / scale.
     // The `count` of highest expected improvement, ties to the lower index (candidates ascend).
+    const std::vector<ConfigIndex>& pool = candidates(fastest_.second);
+    std::vector<std::uint32_t> slots;
+    slots.reserve(pool.size());
+    for (ConfigIndex c : pool) slots.push_back(slot_for(c));
+    solve_unsolved(slots);
     std::vector<std::pair<double, ConfigIndex>> ranked;
-    for (ConfigIndex c : candidates(fastest_.second)) {
-      const Kept& k = scored(slot_for(c));
+    for (std::size_t p = 0; p < pool.size(); ++p) {
+      const ConfigIndex c = pool[p];
+      const Kept& k = scored(slots[p]);
       // With a prior mean b p: b p(c) + k(X, c)^T K^-1 (y - b p(X)).
       const double mu = (k.ok + failed * k.failed - mean * k.one) / scale + (prior_.empty() ? 0.0 : b * (prior_[c] - k.prior));
       const double sigma = std::sqrt(std::max(0.0, 1.0 - k.explained));
