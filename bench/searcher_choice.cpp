@@ -1,9 +1,10 @@
 // What one choice of the model-based default searcher (`surrogate`) costs, replayed on the
-// H200 recordings of gemm and conv: proposing a configuration and taking in its result,
-// averaged over tests 1–300 and over tests 301–400. Up to `max_points` (300) measurements the
-// Gaussian process grows by one row a test; past it each choice keeps a new selection of 300
-// and refits (docs/searchers.md, `bayes`), so the second figure is the steady cost of a long
-// tuning.
+// H200 recordings of gemm, conv and transpose: proposing a configuration and taking in its
+// result, averaged over tests 1–300 and over tests 301–400. Up to `max_points` (300)
+// measurements the Gaussian process grows by one row a test; past it each choice keeps a new
+// selection of 300 and refits (docs/searchers.md, `bayes`), so the second figure is the
+// steady cost of a long tuning. gemm (5,788 configurations) and conv (5,248) score 1,000
+// random candidates a choice; transpose (1,836), under 4 x 1,000, scores every untested one.
 //
 //   build/bench/searcher_choice
 //
@@ -73,6 +74,12 @@ BENCHMARK_CAPTURE(choices, conv_h200_tests_1_to_300, std::string("conv_h200"), 1
     ->Unit(benchmark::kMillisecond)
     ->Iterations(2);
 BENCHMARK_CAPTURE(choices, conv_h200_tests_301_to_400, std::string("conv_h200"), 301, 400)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2);
+BENCHMARK_CAPTURE(choices, transpose_h200_tests_1_to_300, std::string("transpose_h200"), 1, 300)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2);
+BENCHMARK_CAPTURE(choices, transpose_h200_tests_301_to_400, std::string("transpose_h200"), 301, 400)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(2);
 
