@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "steer/recording.hpp"
@@ -64,25 +65,20 @@ void choices(benchmark::State& state, const std::string& name, int first, int la
   state.counters["ms_per_choice"] = timed > 0 ? total_ms / timed : 0;
 }
 
-BENCHMARK_CAPTURE(choices, gemm_h200_tests_1_to_300, std::string("gemm_h200"), 1, 300)
-    ->Unit(benchmark::kMillisecond)
-    ->Iterations(2);
-BENCHMARK_CAPTURE(choices, gemm_h200_tests_301_to_400, std::string("gemm_h200"), 301, 400)
-    ->Unit(benchmark::kMillisecond)
-    ->Iterations(2);
-BENCHMARK_CAPTURE(choices, conv_h200_tests_1_to_300, std::string("conv_h200"), 1, 300)
-    ->Unit(benchmark::kMillisecond)
-    ->Iterations(2);
-BENCHMARK_CAPTURE(choices, conv_h200_tests_301_to_400, std::string("conv_h200"), 301, 400)
-    ->Unit(benchmark::kMillisecond)
-    ->Iterations(2);
-BENCHMARK_CAPTURE(choices, transpose_h200_tests_1_to_300, std::string("transpose_h200"), 1, 300)
-    ->Unit(benchmark::kMillisecond)
-    ->Iterations(2);
-BENCHMARK_CAPTURE(choices, transpose_h200_tests_301_to_400, std::string("transpose_h200"), 301, 400)
-    ->Unit(benchmark::kMillisecond)
-    ->Iterations(2);
-
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  for (const std::string name : {"gemm_h200", "conv_h200", "transpose_h200"}) {
+    for (const std::pair<int, int>& range : {std::pair{1, 300}, std::pair{301, 400}}) {
+      const int first = range.first, last = range.second;
+      const std::string title = "choices/" + name + "_tests_" + std::to_string(first) + "_to_" + std::to_string(last);
+      benchmark::RegisterBenchmark(title.c_str(),
+                                   [name, first, last](benchmark::State& state) { choices(state, name, first, last); })
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(2);
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+}
