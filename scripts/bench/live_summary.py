@@ -7,7 +7,7 @@ median curves, --plot draws them (matplotlib).
 
   python3 scripts/bench/live_summary.py DIR --kernel gemm --best-ms 3.587 [--within 1.02]
       [--times 5,10,20,30,45,60] [--csv curves.csv] [--plot curves.png]
-      [--energy | --weighted ALPHA --time-ms T --energy-j E] [--best-config INDEX]
+      [--energy | --weighted ALPHA --time-ms T --energy-j E] [--best-config INDEX[,INDEX...]]
 
 --energy: tunings for energy (TUNE_ARGS="--objective energy"); the least energy per launch so
 far, read from each tuning's store, and --best-ms is the space's least energy in J.
@@ -18,9 +18,11 @@ energy (fixed, so that every tuning is scored alike), and --best-ms the recordin
 that mix.
 
 --best-config INDEX: also a table of how many seeds had tested that configuration (the
-space's best, by its index in the space) by each time, read from each tuning's store. Runtimes
-measured live scatter by a few tenths of a per cent, so near the best a median of runtimes
-tells searchers apart by noise; having tested the best configuration does not.
+space's best, by its index in the space) by each time, and at which test, read from each
+tuning's store. Runtimes measured live scatter by a few tenths of a per cent, so near the best
+a median of runtimes tells searchers apart by noise; having tested the best configuration does
+not. Where two or more configurations are level within that scatter, name them all
+(INDEX,INDEX): a seed counts from the first of them it tested.
 """
 import argparse
 import glob
@@ -71,18 +73,20 @@ def read_energy(log, store, value=lambda ms, joules: joules):
     return points
 
 
-def found_at(points, store, config):
-    """Seconds since launch when the tuning first tested `config`, or None; `points` are the
-    tuning's per-test (seconds, ...) from its log."""
+def found_at(points, store, configs):
+    """(seconds since launch, test number from 1) when the tuning first tested any of
+    `configs`, or None; `points` are the tuning's per-test (seconds, ...) from its log."""
     import sqlite3
     times = [when for when, _ in points]
     with sqlite3.connect(store) as db:
         sequences = [row[0] for row in db.execute("SELECT sequence FROM tests ORDER BY sequence")]
-        first = db.execute("SELECT MIN(sequence) FROM tests WHERE config_index = ?", (config,)).fetchone()[0]
+        marks = ",".join("?" * len(configs))
+        first = db.execute(f"SELECT MIN(sequence) FROM tests WHERE config_index IN ({marks})",
+                           list(configs)).fetchone()[0]
     if first is None:
         return None
     position = sequences.index(first)  # the log has a line per test, in the store's order
-    return times[position] if position < len(times) else None
+    return (times[position], position + 1) if position < len(times) else None
 
 
 def best_at(points, t):
@@ -118,8 +122,8 @@ def main():
     ap.add_argument("--energy-j", type=float, help="with --weighted: the recording's least energy E")
     ap.add_argument("--within", type=float, default=1.02)
     ap.add_argument("--times", default="5,10,20,30,45,60")
-    ap.add_argument("--best-config", type=int, metavar="INDEX",
-                    help="also count, per time, the seeds that had tested this configuration")
+    ap.add_argument("--best-config", type=lambda v: [int(i) for i in v.split(",")], metavar="INDEX[,INDEX...]",
+                    help="also count, per time, the seeds that had tested this configuration (or any of these)")
     ap.add_argument("--csv")
     ap.add_argument("--plot")
     args = ap.parse_args()
@@ -179,15 +183,17 @@ def main():
             curves[searcher].append(median_best(seeds, t))
     if args.best_config is not None:
         print()
-        print(f"Seeds that had tested configuration {args.best_config} by each time:")
+        named = " or ".join(str(i) for i in args.best_config)
+        print(f"Seeds that had tested configuration {named} by each time:")
         print()
-        print("| searcher | " + " | ".join(f"{t:g} s" for t in times) + " | when (s, per seed) |")
-        print("|---|" + "---:|" * len(times) + "---|")
+        print("| searcher | " + " | ".join(f"{t:g} s" for t in times) + " | when (s, per seed) | test (per seed) |")
+        print("|---|" + "---:|" * len(times) + "---|---|")
         for searcher, seeds in runs.items():
             found = [found_at(points, stores[searcher][seed], args.best_config) for seed, points in sorted(seeds.items())]
-            counts = [str(sum(1 for f in found if f is not None and f <= t)) for t in times]
-            when = ", ".join(f"{f:.1f}" if f is not None else "never" for f in found)
-            print(f"| {searcher} | " + " | ".join(counts) + f" | {when} |")
+            counts = [str(sum(1 for f in found if f is not None and f[0] <= t)) for t in times]
+            when = ", ".join(f"{f[0]:.1f}" if f is not None else "never" for f in found)
+            tests = ", ".join(str(f[1]) if f is not None else "–" for f in found)
+            print(f"| {searcher} | " + " | ".join(counts) + f" | {when} | {tests} |")
     if args.csv:
         with open(args.csv, "w") as f:
             f.write("seconds," + ",".join(curves) + "\n")
