@@ -395,9 +395,9 @@ struct CostModel {
   // into its pipeline and a stream is free, and its test runs once the device is free and its
   // compile is done. 0: every compile is charged inline, before its test (Kernel Tuner's
   // simulation). A recording whose framework times include compiling (KTT) charges them
-  // inline either way. The default is one: NVRTC serialises the compiles of a process, so
-  // the loop's pool, however many threads, compiles about as fast as one thread while the
-  // device runs (measured on the H200: docs/simulate.md, "Compiles ahead").
+  // inline either way. The default is one: on the H200's host the compiles of a process
+  // take turns, so the loop's pool, however many threads, compiles about as fast as one
+  // thread while the device runs (docs/simulate.md, "Compiles ahead").
   int compile_threads = 1;
   CompileTimes compile_times = CompileTimes::Recorded;
 };

@@ -1,0 +1,114 @@
+// How many NVRTC compiles a second one process makes on 1, 2, 4, ... threads: the same 32
+// configurations of gemm's CUDA kernel (a fixed sample of kernels/gemm/spec.json), compiled
+// for sm_90 with the options the CUDA backend gives them, split over the threads. Whether
+// compiles made side by side in one process run side by side decides what the tuning loop's
+// compile-ahead pool is worth and how a replay should model it (docs/simulate.md, "Compiles
+// ahead"). NVRTC needs no GPU, so this runs on any machine with the CUDA toolkit.
+//
+//   build/bench/nvrtc_threads [--benchmark_filter=...]
+//
+// Counters: items_per_second, compiles per second of wall time; cpu_per_wall, the process's
+// CPU time over wall time (1 where the compiles take turns, up to the thread count where
+// they run side by side).
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backend/cuda/nvrtc_compiler.hpp"
+#include "steer/backend.hpp"
+#include "steer/space.hpp"
+#include "steer/spec.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::uint64_t kConfigurations = 32;
+
+struct Kernel {
+  steer::Program program;
+  std::vector<steer::KernelInstance> instances;
+};
+
+// gemm's program as the tuner builds it, and a fixed sample of its configurations' defines.
+Kernel gemm() {
+  const fs::path folder = fs::path(STEER_SOURCE_DIR) / "kernels" / "gemm";
+  const steer::Spec spec = steer::load_spec(folder / "spec.json");
+  const fs::path& source = spec.kernel->sources.at(steer::Language::Cuda);
+  Kernel kernel;
+  std::ifstream in(source, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  kernel.program.language = steer::Language::Cuda;
+  kernel.program.source = text.str();
+  kernel.program.source_name = source.filename().string();
+  kernel.program.kernel_name = spec.kernel->name;
+  kernel.program.compiler_options = spec.kernel->compiler_options;
+  kernel.program.include_dirs.push_back(source.parent_path().string());
+  const steer::Space space = steer::Space::build(spec.space);
+  std::mt19937_64 rng(20261205);
+  for (steer::ConfigIndex index : space.sample(rng, kConfigurations)) {
+    steer::KernelInstance instance;
+    instance.config_index = index;
+    const std::vector<steer::Value> values = space.values(index);
+    for (std::size_t p = 0; p < values.size(); ++p) {
+      instance.defines.emplace_back(space.parameters()[p].name, values[p].to_string());
+    }
+    kernel.instances.push_back(std::move(instance));
+  }
+  return kernel;
+}
+
+double process_cpu_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+void BM_NvrtcCompiles(benchmark::State& state) {
+  static const Kernel kernel = gemm();
+  const auto threads = static_cast<std::size_t>(state.range(0));
+  steer::cuda::nvrtc_compile(kernel.program, kernel.instances.front(), 9, 0);  // loads NVRTC
+  double cpu = 0;
+  double wall = 0;
+  for (auto _ : state) {
+    const double cpu_start = process_cpu_seconds();
+    const auto wall_start = std::chrono::steady_clock::now();
+    std::atomic<std::size_t> next{0};
+    std::vector<std::thread> workers;
+    for (std::size_t t = 0; t < threads; ++t) {
+      workers.emplace_back([&] {
+        for (std::size_t i = next++; i < kernel.instances.size(); i = next++) {
+          benchmark::DoNotOptimize(steer::cuda::nvrtc_compile(kernel.program, kernel.instances[i], 9, 0));
+        }
+      });
+    }
+    for (std::thread& worker : workers) worker.join();
+    wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    cpu += process_cpu_seconds() - cpu_start;
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kernel.instances.size()));
+  state.counters["cpu_per_wall"] = wall > 0 ? cpu / wall : 0;
+}
+
+void thread_counts(benchmark::internal::Benchmark* bench) {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned threads = 1; threads < cores; threads *= 2) bench->Arg(threads);
+  bench->Arg(cores);
+}
+
+BENCHMARK(BM_NvrtcCompiles)->Apply(thread_counts)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
