@@ -7,6 +7,9 @@
 //
 //   build/bench/nvrtc_threads [--benchmark_filter=...]
 //
+// STEER_SOURCE_DIR, where set, is the checkout whose kernels/gemm it compiles (by default the
+// one it was built from), so that a copy of the binary runs on another machine.
+//
 // Counters: items_per_second, compiles per second of wall time; cpu_per_wall, the process's
 // CPU time over wall time (1 where the compiles take turns, up to the thread count where
 // they run side by side).
@@ -15,6 +18,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -42,7 +46,8 @@ struct Kernel {
 
 // gemm's program as the tuner builds it, and a fixed sample of its configurations' defines.
 Kernel gemm() {
-  const fs::path folder = fs::path(STEER_SOURCE_DIR) / "kernels" / "gemm";
+  const char* checkout = std::getenv("STEER_SOURCE_DIR");
+  const fs::path folder = fs::path(checkout != nullptr && *checkout != '\0' ? checkout : STEER_SOURCE_DIR) / "kernels" / "gemm";
   const steer::Spec spec = steer::load_spec(folder / "spec.json");
   const fs::path& source = spec.kernel->sources.at(steer::Language::Cuda);
   Kernel kernel;
