@@ -1,19 +1,23 @@
-// How many NVRTC compiles a second one process makes on 1, 2, 4, ... threads: the same 32
-// configurations of gemm's CUDA kernel (a fixed sample of kernels/gemm/spec.json), compiled
-// for sm_90 with the options the CUDA backend gives them, split over the threads. Whether
-// compiles made side by side in one process run side by side decides what the tuning loop's
-// compile-ahead pool is worth and how a replay should model it (docs/simulate.md, "Compiles
-// ahead"). NVRTC needs no GPU, so this runs on any machine with the CUDA toolkit.
+// How many NVRTC compiles a second one process makes on 1, 2, 4, ... threads, and as many
+// processes (forked, one thread each): the same 32 configurations of gemm's CUDA kernel (a
+// fixed sample of kernels/gemm/spec.json), compiled for sm_90 with the options the CUDA
+// backend gives them, split over the threads or processes. Whether compiles made side by side
+// in one process run side by side decides what the tuning loop's compile-ahead pool is worth
+// and how a replay should model it (docs/simulate.md, "Compiles ahead"); processes show
+// whether what holds threads back is shared within a process. NVRTC needs no GPU, so this
+// runs on any machine with the CUDA toolkit.
 //
 //   build/bench/nvrtc_threads [--benchmark_filter=...]
 //
 // STEER_SOURCE_DIR, where set, is the checkout whose kernels/gemm it compiles (by default the
 // one it was built from), so that a copy of the binary runs on another machine.
 //
-// Counters: items_per_second, compiles per second of wall time; cpu_per_wall, the process's
-// CPU time over wall time (1 where the compiles take turns, up to the thread count where
-// they run side by side).
+// Counters: items_per_second, compiles per second of wall time; with threads, cpu_per_wall,
+// the process's CPU time over wall time (1 where the compiles take turns, up to the thread
+// count where they run side by side).
 #include <benchmark/benchmark.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -106,6 +110,42 @@ void BM_NvrtcCompiles(benchmark::State& state) {
   state.counters["cpu_per_wall"] = wall > 0 ? cpu / wall : 0;
 }
 
+// The same compiles split over `processes` forked children, one thread each, each taking
+// every processes-th configuration.
+void BM_NvrtcCompilesForked(benchmark::State& state) {
+  static const Kernel kernel = gemm();
+  const auto processes = static_cast<std::size_t>(state.range(0));
+  steer::cuda::nvrtc_compile(kernel.program, kernel.instances.front(), 9, 0);  // loads NVRTC
+  for (auto _ : state) {
+    std::vector<pid_t> children;
+    for (std::size_t p = 0; p < processes; ++p) {
+      const pid_t child = ::fork();
+      if (child < 0) {
+        state.SkipWithError("fork failed");
+        break;
+      }
+      if (child == 0) {
+        int status = 0;
+        try {
+          for (std::size_t i = p; i < kernel.instances.size(); i += processes) {
+            benchmark::DoNotOptimize(steer::cuda::nvrtc_compile(kernel.program, kernel.instances[i], 9, 0));
+          }
+        } catch (...) {
+          status = 1;
+        }
+        ::_exit(status);
+      }
+      children.push_back(child);
+    }
+    for (pid_t child : children) {
+      int status = 0;
+      ::waitpid(child, &status, 0);
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) state.SkipWithError("a child's compile failed");
+    }
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kernel.instances.size()));
+}
+
 void thread_counts(benchmark::internal::Benchmark* bench) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   for (unsigned threads = 1; threads < cores; threads *= 2) bench->Arg(threads);
@@ -113,6 +153,7 @@ void thread_counts(benchmark::internal::Benchmark* bench) {
 }
 
 BENCHMARK(BM_NvrtcCompiles)->Apply(thread_counts)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_NvrtcCompilesForked)->Apply(thread_counts)->ArgName("processes")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 
