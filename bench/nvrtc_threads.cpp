@@ -7,6 +7,13 @@
 // whether what holds threads back is shared within a process. NVRTC needs no GPU, so this
 // runs on any machine with the CUDA toolkit.
 //
+// NVRTC 12.9 and later keep what they compile in the CUDA driver's compute cache, where the
+// driver library is installed (docs/simulate.md, "NVRTC's compile cache"): compiling a
+// configuration again, in any process, then costs a look-up. So BM_NvrtcCompiles and
+// BM_NvrtcCompilesForked compile with `--no-cache`, the whole work every time, and
+// BM_NvrtcCachedCompiles compiles with the cache, once untimed to fill it and then timed: on
+// a machine without the driver library the last is a full compile too.
+//
 //   build/bench/nvrtc_threads [--benchmark_filter=...]
 //
 // STEER_SOURCE_DIR, where set, is the checkout whose kernels/gemm it compiles (by default the
@@ -48,8 +55,9 @@ struct Kernel {
   std::vector<steer::KernelInstance> instances;
 };
 
-// gemm's program as the tuner builds it, and a fixed sample of its configurations' defines.
-Kernel gemm() {
+// gemm's program as the tuner builds it, and a fixed sample of its configurations' defines;
+// with `cached` false, NVRTC is told not to use its compile cache.
+Kernel gemm(bool cached) {
   const char* checkout = std::getenv("STEER_SOURCE_DIR");
   const fs::path folder = fs::path(checkout != nullptr && *checkout != '\0' ? checkout : STEER_SOURCE_DIR) / "kernels" / "gemm";
   const steer::Spec spec = steer::load_spec(folder / "spec.json");
@@ -63,6 +71,7 @@ Kernel gemm() {
   kernel.program.source_name = source.filename().string();
   kernel.program.kernel_name = spec.kernel->name;
   kernel.program.compiler_options = spec.kernel->compiler_options;
+  if (!cached) kernel.program.compiler_options.emplace_back("--no-cache");
   kernel.program.include_dirs.push_back(source.parent_path().string());
   const steer::Space space = steer::Space::build(spec.space);
   std::mt19937_64 rng(20261205);
@@ -84,10 +93,9 @@ double process_cpu_seconds() {
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
 }
 
-void BM_NvrtcCompiles(benchmark::State& state) {
-  static const Kernel kernel = gemm();
+// Compiles every configuration of `kernel` on `threads` threads, once per iteration.
+void compile_on_threads(benchmark::State& state, const Kernel& kernel) {
   const auto threads = static_cast<std::size_t>(state.range(0));
-  steer::cuda::nvrtc_compile(kernel.program, kernel.instances.front(), 9, 0);  // loads NVRTC
   double cpu = 0;
   double wall = 0;
   for (auto _ : state) {
@@ -110,10 +118,30 @@ void BM_NvrtcCompiles(benchmark::State& state) {
   state.counters["cpu_per_wall"] = wall > 0 ? cpu / wall : 0;
 }
 
+void BM_NvrtcCompiles(benchmark::State& state) {
+  static const Kernel kernel = gemm(false);
+  steer::cuda::nvrtc_compile(kernel.program, kernel.instances.front(), 9, 0);  // loads NVRTC
+  compile_on_threads(state, kernel);
+}
+
+// Compiles that the cache holds, where NVRTC has one: each configuration was compiled once
+// before the timing.
+void BM_NvrtcCachedCompiles(benchmark::State& state) {
+  static const Kernel kernel = gemm(true);
+  static const bool filled = [] {
+    for (const steer::KernelInstance& instance : kernel.instances) {
+      steer::cuda::nvrtc_compile(kernel.program, instance, 9, 0);
+    }
+    return true;
+  }();
+  benchmark::DoNotOptimize(filled);
+  compile_on_threads(state, kernel);
+}
+
 // The same compiles split over `processes` forked children, one thread each, each taking
 // every processes-th configuration.
 void BM_NvrtcCompilesForked(benchmark::State& state) {
-  static const Kernel kernel = gemm();
+  static const Kernel kernel = gemm(false);
   const auto processes = static_cast<std::size_t>(state.range(0));
   steer::cuda::nvrtc_compile(kernel.program, kernel.instances.front(), 9, 0);  // loads NVRTC
   for (auto _ : state) {
@@ -154,6 +182,7 @@ void thread_counts(benchmark::internal::Benchmark* bench) {
 
 BENCHMARK(BM_NvrtcCompiles)->Apply(thread_counts)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_NvrtcCompilesForked)->Apply(thread_counts)->ArgName("processes")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_NvrtcCachedCompiles)->Apply(thread_counts)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

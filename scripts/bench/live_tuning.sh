@@ -17,9 +17,16 @@
 # always first after the GPU idled (the first tuning of a session compiles slowest). WARMUP=1:
 # a one-test tuning first (OUT/KERNEL_warmup.txt), which computes and caches the reference
 # outputs, so that no timed tuning pays for them.
+#
+# NVRTC (12.9 and later) keeps what it compiles in the CUDA driver's compute cache, shared by
+# every process of the machine: a tuning would compile what an earlier one compiled in a
+# fraction of the time, and the searchers that test the same configurations in every seed
+# would gain most. So each tuning gets an empty cache of its own (CUDA_CACHE_PATH, removed
+# afterwards), as the first tuning of a kernel on a machine has it. COMPILE_CACHE=shared: the
+# machine's cache, as a user's later tunings have it.
 set -euo pipefail
 if [ $# -lt 6 ]; then
-  sed -n '2,19p' "$0" >&2
+  sed -n '2,25p' "$0" >&2
   exit 2
 fi
 out=$1 kernel=$2 size=$3 seconds=$4 seeds=$5
@@ -27,7 +34,17 @@ shift 5
 steer="${STEER:-build/steer}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 mkdir -p "$out"
+cache=""
+# Points CUDA_CACHE_PATH at a new empty folder (unless COMPILE_CACHE=shared).
+fresh_compile_cache() {
+  [ "${COMPILE_CACHE:-own}" = shared ] && return
+  [ -z "$cache" ] || rm -rf "$cache"
+  cache=$(mktemp -d "${TMPDIR:-/tmp}/steer-compile-cache.XXXXXX")
+  export CUDA_CACHE_PATH="$cache"
+}
+trap '[ -z "$cache" ] || rm -rf "$cache"' EXIT
 if [ "${WARMUP:-0}" = 1 ]; then
+  fresh_compile_cache
   "$steer" tune "$root/kernels/$kernel/spec.json" --backend cuda --size "$size" --budget 1 --seed 99 \
     --final-check 0 >"$out/${kernel}_warmup.txt" 2>&1
 fi
@@ -50,6 +67,7 @@ for seed in $seeds; do
     esac
     stem="$out/${kernel}_${name}_${seed}"
     rm -f "$stem.db"
+    fresh_compile_cache
     start=$(date +%s%N)
     "$steer" tune "$root/kernels/$kernel/spec.json" --backend cuda --size "$size" --time "$seconds" \
       --seed "$seed" --db "$stem.db" --json "${args[@]}" ${TUNE_ARGS:-} 2>&1 >"$stem.json" |
