@@ -387,7 +387,7 @@ struct CostModel {
   // energy window or a test without counters (both run with it released: docs/energy.md).
   // Recordings profiled every test and hold the cost of one enabling at most.
   double profiler_enable_ms = 140;
-  double typical_compile_ms = 20;       // an NVRTC compile alone on the H200 (docs/simulate.md)
+  double typical_compile_ms = 20;       // an NVRTC compile on the H200, mostly cached (docs/simulate.md)
   double typical_framework_ms = 0.2;    // Steer's framework time per test on the H200
   bool charge_searcher = true;          // add the searcher's measured computation time
   // Compile streams a replay models, working ahead of the device as the loop's compile pool
@@ -395,9 +395,9 @@ struct CostModel {
   // into its pipeline and a stream is free, and its test runs once the device is free and its
   // compile is done. 0: every compile is charged inline, before its test (Kernel Tuner's
   // simulation). A recording whose framework times include compiling (KTT) charges them
-  // inline either way. The default is one: on the H200's host the compiles of a process
-  // take turns, so the loop's pool, however many threads, compiles about as fast as one
-  // thread while the device runs (docs/simulate.md, "Compiles ahead").
+  // inline either way. The default is one, the conservative reading: on the H200's host the
+  // loop's pool did not run side by side faster than one thread, but what it ran there were
+  // mostly look-ups of NVRTC's compile cache (docs/simulate.md, "Compiles ahead").
   int compile_threads = 1;
   CompileTimes compile_times = CompileTimes::Recorded;
 };
