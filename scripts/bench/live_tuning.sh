@@ -14,7 +14,8 @@
 # OUT/KERNEL_SEARCHER_SEED.{db,log,json}. STEER: the binary (default build/steer); TUNE_ARGS:
 # more `steer tune` options for every tuning (e.g. "--objective energy"). ROTATE=1: seed S
 # starts with the ((S-1) mod N)-th of the N searchers and goes round, so that no searcher is
-# always first after the GPU idled (the first tuning of a session compiles slowest). WARMUP=1:
+# always first after the GPU idled (with a shared compile cache, below, the first tuning of a
+# session compiles slowest). WARMUP=1:
 # a one-test tuning first (OUT/KERNEL_warmup.txt), which computes and caches the reference
 # outputs, so that no timed tuning pays for them.
 #
@@ -26,7 +27,7 @@
 # machine's cache, as a user's later tunings have it.
 set -euo pipefail
 if [ $# -lt 6 ]; then
-  sed -n '2,25p' "$0" >&2
+  sed -n '2,27p' "$0" >&2
   exit 2
 fi
 out=$1 kernel=$2 size=$3 seconds=$4 seeds=$5
