@@ -15,9 +15,8 @@
 # more `steer tune` options for every tuning (e.g. "--objective energy"). ROTATE=1: seed S
 # starts with the ((S-1) mod N)-th of the N searchers and goes round, so that no searcher is
 # always first after the GPU idled (with a shared compile cache, below, the first tuning of a
-# session compiles slowest). WARMUP=1:
-# a one-test tuning first (OUT/KERNEL_warmup.txt), which computes and caches the reference
-# outputs, so that no timed tuning pays for them.
+# session compiles slowest). WARMUP=1: a one-test tuning first (OUT/KERNEL_warmup.txt), which
+# computes and caches the reference outputs, so that no timed tuning pays for them.
 #
 # NVRTC (12.9 and later) keeps what it compiles in the CUDA driver's compute cache, shared by
 # every process of the machine: a tuning would compile what an earlier one compiled in a
@@ -27,9 +26,13 @@
 # machine's cache, as a user's later tunings have it.
 set -euo pipefail
 if [ $# -lt 6 ]; then
-  sed -n '2,27p' "$0" >&2
+  sed -n '2,26p' "$0" >&2
   exit 2
 fi
+case "${COMPILE_CACHE:-own}" in
+  own | shared) ;;
+  *) echo "live_tuning.sh: COMPILE_CACHE is '$COMPILE_CACHE'; expected own (the default) or shared" >&2; exit 2 ;;
+esac
 out=$1 kernel=$2 size=$3 seconds=$4 seeds=$5
 shift 5
 steer="${STEER:-build/steer}"
