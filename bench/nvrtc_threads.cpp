@@ -32,9 +32,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,6 +41,7 @@
 #include "steer/backend.hpp"
 #include "steer/space.hpp"
 #include "steer/spec.hpp"
+#include "tuner/kernel_problem.hpp"
 
 namespace {
 
@@ -55,35 +54,20 @@ struct Kernel {
   std::vector<steer::KernelInstance> instances;
 };
 
-// gemm's program as the tuner builds it, and a fixed sample of its configurations' defines;
-// with `cached` false, NVRTC is told not to use its compile cache.
+// gemm's program as the tuner builds it at the small size (tuner/kernel_problem.hpp), and
+// a fixed sample of its configurations; with `cached` false, NVRTC is told not to use its
+// compile cache.
 Kernel gemm(bool cached) {
   const char* checkout = std::getenv("STEER_SOURCE_DIR");
   const fs::path folder = fs::path(checkout != nullptr && *checkout != '\0' ? checkout : STEER_SOURCE_DIR) / "kernels" / "gemm";
   const steer::Spec spec = steer::load_spec(folder / "spec.json");
-  const fs::path& source = spec.kernel->sources.at(steer::Language::Cuda);
-  Kernel kernel;
-  std::ifstream in(source, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  kernel.program.language = steer::Language::Cuda;
-  kernel.program.source = text.str();
-  kernel.program.source_name = source.filename().string();
-  kernel.program.kernel_name = spec.kernel->name;
-  kernel.program.compiler_options = spec.kernel->compiler_options;
-  if (!cached) kernel.program.compiler_options.emplace_back("--no-cache");
-  kernel.program.include_dirs.push_back(source.parent_path().string());
   const steer::Space space = steer::Space::build(spec.space);
+  const steer::KernelProblem problem(spec, space, spec.size("small"), steer::Language::Cuda);
+  Kernel kernel;
+  kernel.program = problem.program();
+  if (!cached) kernel.program.compiler_options.emplace_back("--no-cache");
   std::mt19937_64 rng(20261205);
-  for (steer::ConfigIndex index : space.sample(rng, kConfigurations)) {
-    steer::KernelInstance instance;
-    instance.config_index = index;
-    const std::vector<steer::Value> values = space.values(index);
-    for (std::size_t p = 0; p < values.size(); ++p) {
-      instance.defines.emplace_back(space.parameters()[p].name, values[p].to_string());
-    }
-    kernel.instances.push_back(std::move(instance));
-  }
+  for (steer::ConfigIndex index : space.sample(rng, kConfigurations)) kernel.instances.push_back(problem.instance(index));
   return kernel;
 }
 
