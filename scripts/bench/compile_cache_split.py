@@ -6,22 +6,38 @@ compute cache, shared by the machine's processes (docs/simulate.md, "NVRTC's com
 where tunings share it, the second group are look-ups, a fraction of the first; where each
 tuning has a cache of its own (scripts/bench/live_tuning.sh), the two groups look alike.
 
-  python3 scripts/bench/compile_cache_split.py STORE.db [STORE.db ...]
+  python3 scripts/bench/compile_cache_split.py STORE.db [STORE.db ...] [--first N]
+
+--first N: also, per tuning (a store named KERNEL_SEARCHER_SEED.db, as
+scripts/bench/live_tuning.sh writes them), how many of its first N tests were of
+configurations an earlier tuning had compiled: one line per searcher, seeds in order.
 
 Each store's tests are ordered by their time stamps (column `timestamp`, whole seconds) and
 matched by configuration (`config_key`) and problem size; the stores must come from one
 machine. Prints the count, median and 10th and 90th percentiles of each group, in ms.
 """
 import argparse
+import collections
+import os
+import re
 import sqlite3
 import statistics
 
 
 def tests(store):
+    """(timestamp, problem size, configuration, compile ms, test's sequence, store) of each test."""
     with sqlite3.connect(store) as db:
-        return db.execute(
-            "SELECT timestamp, problem_size, config_key, compile_ms FROM tests WHERE compile_ms IS NOT NULL"
+        rows = db.execute(
+            "SELECT timestamp, problem_size, config_key, compile_ms, sequence FROM tests WHERE compile_ms IS NOT NULL"
         ).fetchall()
+    return [row + (store,) for row in rows]
+
+
+def searcher_and_seed(store):
+    match = re.match(r"[^_]+_(.+)_(\d+)\.db$", os.path.basename(store))
+    if not match:
+        raise SystemExit(f"compile_cache_split.py: --first needs stores named KERNEL_SEARCHER_SEED.db, not {store}")
+    return match.group(1), int(match.group(2))
 
 
 def describe(values):
@@ -36,14 +52,27 @@ def describe(values):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("stores", nargs="+")
+    ap.add_argument("--first", type=int, metavar="N")
     args = ap.parse_args()
     rows = sorted(row for store in args.stores for row in tests(store))
     seen, first, again = set(), [], []
-    for _, size, key, ms in rows:
-        (again if (size, key) in seen else first).append(ms)
+    looked_up = collections.Counter()  # store -> compiled before, among its first N tests
+    for _, size, key, ms, sequence, store in rows:
+        before = (size, key) in seen
+        (again if before else first).append(ms)
+        if args.first is not None and sequence < args.first and before:
+            looked_up[store] += 1
         seen.add((size, key))
     print(f"first compile on the machine: {describe(first)}")
     print(f"compiled before on the machine: {describe(again)}")
+    if args.first is not None:
+        print(f"compiled before, of each tuning's first {args.first} tests (seeds in order):")
+        by_searcher = collections.defaultdict(list)
+        for store in args.stores:
+            searcher, seed = searcher_and_seed(store)
+            by_searcher[searcher].append((seed, looked_up[store]))
+        for searcher, counts in sorted(by_searcher.items()):
+            print(f"  {searcher}: " + ", ".join(str(n) for _, n in sorted(counts)))
 
 
 if __name__ == "__main__":
