@@ -19,9 +19,9 @@ std::unique_ptr<Searcher> make_surrogate_searcher(const SearcherOptions& options
   surrogate.local_every = 2;
   surrogate.fit_length_scales = true;
   surrogate.fit_from = 20;
-  // One proposal at a time: with compiles serialised as NVRTC does, pending proposals cost
-  // tests and gain no time (docs/searchers.md, "Compiles ahead"). `batch` N keeps up to N
-  // pending, as many as hide compiling, lying with the mean measured cost.
+  // One proposal at a time: with one compile stream (the replay's conservative reading of
+  // compiles side by side), pending proposals cost tests and gain no time (docs/searchers.md,
+  // "One proposal at a time"). `batch` N keeps up to N pending, lying with the mean cost.
   surrogate.batch = 1;
   surrogate.lie = search::Lie::Mean;
   surrogate.adaptive_batch = true;
