@@ -6,7 +6,9 @@
 #
 #   MODEL=M SOURCE=S [TUNE_ARGS=...] scripts/bench/live_tuning.sh OUT KERNEL SIZE SECONDS "SEEDS" SEARCHER...
 #
-# SEARCHER is any `steer searchers` name; `guided` (and `default-model`, the default searcher
+# SEARCHER is any `steer searchers` name, or NAME+KEY=VALUE[+KEY=VALUE...] for that searcher
+# with those settings (`--set KEY=VALUE`; its files carry the whole label, so that two settings
+# of one searcher run side by side); `guided` (and `default-model`, the default searcher
 # given the model) get --model MODEL and --set source=SOURCE (a recording of the kernel on
 # another GPU or input: docs/models.md). SOURCE=model: no setting, so the runtimes MODEL
 # carries of its own recording are the source, as for a user who passes only --model;
@@ -26,7 +28,7 @@
 # machine's cache, as a user's later tunings have it.
 set -euo pipefail
 if [ $# -lt 6 ]; then
-  sed -n '2,26p' "$0" >&2
+  sed -n '2,28p' "$0" >&2
   exit 2
 fi
 case "${COMPILE_CACHE:-own}" in
@@ -58,9 +60,15 @@ for seed in $seeds; do
     k=$(((seed - 1) % $#))
     order=("${order[@]:$k}" "${order[@]:0:$k}")
   fi
-  for searcher in "${order[@]}"; do
-    name=$searcher
+  for label in "${order[@]}"; do
+    name=$label
+    IFS=+ read -ra parts <<<"$label"
+    searcher=${parts[0]}
     args=(--searcher "$searcher")
+    for setting in "${parts[@]:1}"; do
+      [[ $setting == ?*=* ]] || { echo "live_tuning.sh: '$label': expected NAME+KEY=VALUE, got '$setting'" >&2; exit 2; }
+      args+=(--set "$setting")
+    done
     case "$searcher" in
       guided | default-model)
         [ -n "${MODEL:-}" ] || { echo "live_tuning.sh: $searcher needs MODEL=FILE" >&2; exit 2; }
