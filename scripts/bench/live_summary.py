@@ -23,6 +23,10 @@ tuning's store. Runtimes measured live scatter by a few tenths of a per cent, so
 a median of runtimes tells searchers apart by noise; having tested the best configuration does
 not. Where two or more configurations are level within that scatter, name them all
 (INDEX,INDEX): a seed counts from the first of them it tested.
+
+--split: also, per searcher, the mean over its seeds of the wall-time split each tuning's
+`steer tune --json` summary reports (setup, waiting for compiles, running, validating,
+framework, and the compiler's CPU time), as docs/performance.md shows it.
 """
 import argparse
 import glob
@@ -38,6 +42,15 @@ def shortened_tests(path):
     try:
         with open(path) as f:
             return json.load(f).get("shortened")
+    except (OSError, ValueError):
+        return None
+
+
+def summary_of(path):
+    """steer tune --json's summary (KERNEL_SEARCHER_SEED.json), or None where it cannot be read."""
+    try:
+        with open(path) as f:
+            return json.load(f)
     except (OSError, ValueError):
         return None
 
@@ -124,6 +137,7 @@ def main():
     ap.add_argument("--times", default="5,10,20,30,45,60")
     ap.add_argument("--best-config", type=lambda v: [int(i) for i in v.split(",")], metavar="INDEX[,INDEX...]",
                     help="also count, per time, the seeds that had tested this configuration (or any of these)")
+    ap.add_argument("--split", action="store_true", help="also the wall-time split of each searcher's tunings")
     ap.add_argument("--csv")
     ap.add_argument("--plot")
     args = ap.parse_args()
@@ -194,6 +208,23 @@ def main():
             when = ", ".join(f"{f[0]:.1f}" if f is not None else "never" for f in found)
             tests = ", ".join(str(f[1]) if f is not None else "–" for f in found)
             print(f"| {searcher} | " + " | ".join(counts) + f" | {when} | {tests} |")
+    if args.split:
+        print()
+        print("Where the time went, mean over the seeds of each `steer tune --json` summary (s):")
+        print()
+        fields = ["tests", "setup_s", "compile_wait_s", "run_s", "validation_s", "overhead_s", "compile_cpu_s"]
+        print("| searcher | seeds | tests | setup | waiting for compiles | running (launches, read-back) | validating"
+              " | framework | compiler time |")
+        print("|---|" + "---:|" * (len(fields) + 1))
+        for searcher, seeds in runs.items():
+            summaries = [summary_of(stores[searcher][seed][:-3] + ".json") for seed in sorted(seeds)]
+            summaries = [d for d in summaries if d is not None]
+            if not summaries:
+                print(f"| {searcher} | 0 |" + " - |" * len(fields))
+                continue
+            means = [statistics.mean(float(d.get(k, 0)) for d in summaries) for k in fields]
+            cells = [f"{means[0]:.0f}"] + [f"{m:.1f}" for m in means[1:5]] + [f"{means[5]:.2f}", f"{means[6]:.1f}"]
+            print(f"| {searcher} | {len(summaries)} | " + " | ".join(cells) + " |")
     if args.csv:
         with open(args.csv, "w") as f:
             f.write("seconds," + ",".join(curves) + "\n")
