@@ -39,6 +39,7 @@ struct SimulateArgs {
   double profiler_enable_ms = CostModel{}.profiler_enable_ms;
   std::size_t ahead = 0;
   int compile_threads = CostModel{}.compile_threads;
+  std::size_t guesses = TuneOptions{}.guesses;
   std::string compile_times = "recorded";
   std::size_t devices = 1;
   bool json = false;
@@ -155,6 +156,7 @@ EvaluationOptions evaluation_options(const SimulateArgs& args) {
   options.simulation.cost.profiler_enable_ms = args.profiler_enable_ms;
   options.simulation.cost.charge_searcher = !args.no_searcher_time;
   options.simulation.cost.compile_threads = args.compile_threads;
+  options.simulation.guesses = args.guesses;
   options.simulation.cost.compile_times = args.compile_times == "mean" ? CompileTimes::Mean : CompileTimes::Recorded;
   options.simulation.objective = Objective::parse(args.objective);
   options.runs = args.runs;
@@ -254,6 +256,7 @@ int run_simulate(const SimulateArgs& args) {
                        .budget = args.budget,
                        .repetitions = args.repetitions.value_or(0),
                        .compile_threads = args.devices == 1 ? args.compile_threads : 0,
+                       .guesses = args.guesses,
                        .compile_times = args.compile_times,
                        .left_out_without_counters = args.with_counters ? std::optional(left_out) : std::nullopt,
                        .left_out_without_energy = needs_energy ? std::optional(left_out) : std::nullopt,
@@ -315,9 +318,14 @@ Runner register_simulate(CLI::App& app) {
                       "--compile-threads, 1 without them)")
       ->check(kPositive);
   command->add_option("--compile-threads", args->compile_threads,
-                      "Compile streams working ahead of the device, as the loop's compile pool does (NVRTC "
-                      "compiles one at a time); 0 charges each compile inline before its test, as Kernel Tuner's "
-                      "simulation does")
+                      "Compile streams working ahead of the device, as the loop's compile pool does (one by "
+                      "default, the conservative reading); 0 charges each compile inline before its test, as "
+                      "Kernel Tuner's simulation does")
+      ->capture_default_str()
+      ->check(kNonNegative);
+  command->add_option("--guesses", args->guesses,
+                      "The searcher's likely next proposals compiled at a time on compile streams that would idle, "
+                      "as on a device (none with one stream); 0: none")
       ->capture_default_str()
       ->check(kNonNegative);
   command->add_option("--compile-times", args->compile_times,

@@ -54,6 +54,7 @@ struct TuneArgs {
   std::string explain_to;
   bool no_compile_ahead = false;
   int compile_threads = 0;
+  std::size_t guesses = TuneOptions{}.guesses;
   int repetitions = 10;
   int warmup = 1;
   double max_test_ms = 0;
@@ -152,6 +153,10 @@ void print_summary(const TuneSummary& s, const Spec& spec) {
              " (compiler time {:.2f} s{}; framework median {:.3f} ms/test)\n",
              s.wall_s, s.setup_s, s.compile_wait_s, s.run_s, s.validation_s, s.overhead_s, s.compile_cpu_s,
              s.compiled_ahead ? ", mostly hidden by compiling ahead" : ", compiled inline", s.median_overhead_ms);
+  if (s.guessed > 0) {
+    fmt::print("compiled {} of the searcher's likely next proposals ahead; {} of them were proposed and tested\n",
+               s.guessed, s.guesses_tested);
+  }
 }
 
 nlohmann::json summary_json(const TuneSummary& s, const Spec& spec) {
@@ -163,6 +168,7 @@ nlohmann::json summary_json(const TuneSummary& s, const Spec& spec) {
       {"compiled_ahead", s.compiled_ahead},
       {"wall_s", s.wall_s},       {"setup_s", s.setup_s},
       {"compile_wait_s", s.compile_wait_s}, {"compile_cpu_s", s.compile_cpu_s},
+      {"guessed", s.guessed},     {"guesses_tested", s.guesses_tested},
       {"run_s", s.run_s},         {"validation_s", s.validation_s},
       {"overhead_s", s.overhead_s}, {"median_overhead_ms", s.median_overhead_ms},
       {"median_valid_ms", s.median_valid_ms},
@@ -301,6 +307,7 @@ int run_tune(const TuneArgs& args) {
   TuneOptions& options = tuner.options();
   options.compile_ahead = !args.no_compile_ahead;
   options.compile_threads = args.compile_threads;
+  options.guesses = args.guesses;
   options.run.repetitions = args.repetitions;
   options.run.warmup = args.warmup;
   options.run.max_total_ms = args.max_test_ms;
@@ -451,6 +458,11 @@ Runner register_tune(CLI::App& app) {
       ->check(kPositive);
   cmd->add_option("--compile-threads", args->compile_threads, "Compiler threads (0: cores - 1)")->check(number_in(0, 4096));
   cmd->add_flag("--no-compile-ahead", args->no_compile_ahead, "Compile each configuration just before it runs");
+  cmd->add_option("--guesses", args->guesses,
+                  "While the searcher waits for a result, compile up to this many of its likely next proposals "
+                  "on compiler threads that would idle (0: none)")
+      ->capture_default_str()
+      ->check(number_in(0, 4096));
   cmd->add_option("--counters", args->counters,
                   "Collect hardware counters on every test: default (the paper's set + occupancy), all, or "
                   "METRIC,METRIC,... (CUDA)");

@@ -41,6 +41,9 @@ struct SimulationOptions {
   // Devices tuned on at once (ReplayExecutor's simulated devices): the runs go as they would
   // on that many devices of the recording's kind, and their time is the simulated clock's.
   std::size_t devices = 1;
+  // The searcher's likely next proposals compiled on idle compile streams
+  // (TuneOptions::guesses; none with one stream).
+  std::size_t guesses = TuneOptions{}.guesses;
   CostModel cost;
   // Unset: a run stops at the first well-performing configuration (what tests-to-target
   // counts) or when the budget is spent. Set (the runs of the performance score): neither
@@ -346,6 +349,7 @@ struct SimulationReport {
   std::optional<std::uint64_t> budget;
   int repetitions = 0;  // timed launches costed per test; 0: as recorded
   int compile_threads = 0;  // CostModel::compile_threads of the replay
+  std::size_t guesses = 0;  // SimulationOptions::guesses of the replay
   std::string compile_times = "recorded";  // CostModel::compile_times of the replay: recorded or mean
   std::optional<std::size_t> left_out_without_counters;  // steer simulate --with-counters
   std::optional<std::size_t> left_out_without_energy;    // steer simulate --objective needing energy

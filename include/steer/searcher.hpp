@@ -72,6 +72,11 @@ class Searcher {
   // one that proposes several configurations at a time anyway need not change. Never called
   // for one device: the sequential search stays as it is.
   virtual void parallel(std::size_t /*devices*/) {}
+  // While results are pending: up to `count` configurations it expects to propose next, the
+  // likeliest first, once they are in. Not proposals: the loop may compile them on compile
+  // threads that would idle (TuneOptions::guesses), and tests only what is proposed. Must
+  // not change what the searcher proposes. Empty: no guess (the default).
+  virtual std::vector<ConfigIndex> likely_next(std::size_t /*count*/) { return {}; }
   // The explanations made since the last call, oldest first; searchers that never profile
   // have none.
   virtual std::vector<Explanation> take_explanations() { return {}; }

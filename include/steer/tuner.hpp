@@ -73,6 +73,12 @@ struct TuneOptions {
   // Proposals asked for ahead of the test that runs (the compile-ahead window). 0: twice the
   // compile threads when compiling ahead, else 1 (a strictly sequential search).
   std::size_t window = 0;
+  // While the searcher waits for results, its likely next proposals (Searcher::likely_next)
+  // compiled on compile threads that would otherwise idle, at most this many at a time: a
+  // guess it then proposes runs without waiting for its compile. Only threads beyond those
+  // the proposals in the window use, so the tests proposed never wait for a guess; none
+  // with one compile thread. A replay models them on its idle compile streams. 0: off.
+  std::size_t guesses = 7;
   // Keep every test in TuneSummary::results. A simulation that runs a searcher thousands
   // of times turns it off and reads each test in on_test.
   bool keep_results = true;
@@ -127,6 +133,8 @@ struct TuneSummary {
   // the simulated clock's and the split is of the real time the replay took.
   double wall_s = 0, setup_s = 0, compile_wait_s = 0, run_s = 0, validation_s = 0, overhead_s = 0;
   double compile_cpu_s = 0;         // total compiler time, much of it hidden by compiling ahead
+  // The searcher's guesses compiled ahead (TuneOptions::guesses), and those it then proposed.
+  std::uint64_t guessed = 0, guesses_tested = 0;
   double median_overhead_ms = 0;    // framework time per test (not compile, run or validation)
   std::optional<Result> best;       // by the objective (the fastest for "time"; after a final check, its winner)
   // The final check (TuneOptions::final_check), best first: each configuration's Result with
@@ -208,6 +216,12 @@ class Executor {
   // Seconds spent outside the executor on its behalf (the searcher's own computation): a
   // simulated clock adds them; a wall clock has counted them already.
   virtual void charge(double /*seconds*/) {}
+  // A simulated executor that models compiles ahead (a replay's compile streams): how many
+  // are free at its clock now, and a compile started on one of them, which delays no other
+  // (null when none is free). The loop compiles its searcher's guesses there
+  // (TuneOptions::guesses); a device's loop uses its own compile pool instead.
+  virtual std::size_t idle_compile_streams() const { return 0; }
+  virtual std::unique_ptr<PreparedTest> prepare_idle(ConfigIndex /*config*/) { return nullptr; }
 
   // ---- Several tests at once (several devices, MPI ranks, a replay of N devices) ----
   // How many tests can run at the same time. With more than one the loop hands tests out
@@ -445,6 +459,8 @@ class ReplayExecutor final : public Executor {
     compiler_free_ms_.assign(devices_ == 1 ? static_cast<std::size_t>(std::max(0, cost_.compile_threads)) : 0, 0.0);
   }
   std::unique_ptr<PreparedTest> prepare(ConfigIndex config) override;
+  std::size_t idle_compile_streams() const override;
+  std::unique_ptr<PreparedTest> prepare_idle(ConfigIndex config) override;
   const Result& run(ConfigIndex config, PreparedTest* prepared, const RunOptions& run,
                     std::vector<std::string>& warnings) override;
   double clock_s() const override { return clock_ms_ / 1e3; }

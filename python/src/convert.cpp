@@ -220,6 +220,8 @@ nb::dict from_summary(const TuneSummary& summary) {
   out["shortened"] = summary.shortened;
   out["interrupted"] = summary.interrupted;
   out["compiled_ahead"] = summary.compiled_ahead;
+  out["guessed"] = summary.guessed;
+  out["guesses_tested"] = summary.guesses_tested;
   out["stop_reason"] = summary.stop_reason;
   out["wall_s"] = summary.wall_s;
   out["setup_s"] = summary.setup_s;

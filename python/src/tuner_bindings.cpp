@@ -255,6 +255,7 @@ class PyTuner {
       else if (name == "validate_on_device") o.validate_on_device = nb::cast<bool>(value);
       else if (name == "objective") o.objective = Objective::parse(nb::cast<std::string>(value));
       else if (name == "compile_threads") o.compile_threads = nb::cast<int>(value);
+      else if (name == "guesses") o.guesses = nb::cast<std::size_t>(value);
       else if (name == "final_check") o.final_check = nb::cast<std::size_t>(value);
       else if (name == "final_rounds") o.final_rounds = nb::cast<int>(value);
       else if (name == "counters") {

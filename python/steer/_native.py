@@ -207,7 +207,7 @@ class Tuner:
 
     def options(self, **options):
         """repetitions, warmup, timeout_ms, min_total_ms, max_total_ms, max_test_relative,
-        validate_on_device, objective, compile_threads, final_check, final_rounds, counters (True or
+        validate_on_device, objective, compile_threads, guesses, final_check, final_rounds, counters (True or
         a list of metrics), energy."""
         self._tuner.set_options(**options)
         return self

@@ -10,7 +10,7 @@ table of P (time / tests) per searcher and recording, then which searcher leads 
 
   python3 scripts/bench/counter_guided_table.py [--runs 100] [--seed 1] [--steer build/steer]
       [--kt-runs DIR --kt-files DIR] [--out DIR] [--objective energy|weighted:ALPHA|edp]
-      [--compile-threads N] [--compile-times recorded|mean] [--model-kind tree|forest|lsq] [--searchers NAME,NAME,...]
+      [--compile-threads N] [--guesses N] [--compile-times recorded|mean] [--model-kind tree|forest|lsq] [--searchers NAME,NAME,...]
       [--set SEARCHER.NAME=VALUE ...]
 
 --kt-runs: the *.kt-runs.json files of scripts/bench/kerneltuner_strategies.py, and --kt-files
@@ -72,6 +72,7 @@ def main():
     ap.add_argument("--objective", default="time")
     ap.add_argument("--model-kind", default="tree", help="steer model train's --kind (default: tree)")
     ap.add_argument("--compile-threads", help="steer simulate's --compile-threads (default: its own)")
+    ap.add_argument("--guesses", help="steer simulate's --guesses (default: its own)")
     ap.add_argument("--compile-times", help="steer simulate's --compile-times for Steer's searchers (default: "
                                             "its own); Kernel Tuner's runs keep the compile times they were charged")
     ap.add_argument("--set", action="append", default=[], help="a searcher setting for every recording (repeatable)")
@@ -103,6 +104,8 @@ def main():
                "--searcher", ",".join(searchers), "--model", model, "--json", "--objective", args.objective]
         if args.compile_threads is not None:
             cmd += ["--compile-threads", args.compile_threads]
+        if args.guesses is not None:
+            cmd += ["--guesses", args.guesses]
         if args.compile_times is not None:
             cmd += ["--compile-times", args.compile_times]
         settings = []

@@ -67,6 +67,7 @@ SimulatedRun simulate_run(const Recording& recording, Searcher& searcher, const 
   // The loop's window on a device: twice its compile streams (TuneOptions::window).
   const int threads = options.devices == 1 ? std::max(0, options.cost.compile_threads) : 0;
   tune_options.window = options.ahead > 0 ? options.ahead : std::max<std::size_t>(2 * static_cast<std::size_t>(threads), 1);
+  tune_options.guesses = options.guesses;
   tune_options.keep_results = false;
 
   SimulatedRun run;

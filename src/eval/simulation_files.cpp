@@ -99,6 +99,7 @@ SimulationReport parse_simulation(const Json& document, const std::string& file)
   if (document.contains("budget") && document["budget"].is_number()) simulation.budget = document["budget"].get<std::uint64_t>();
   simulation.repetitions = document.value("repetitions", 1);
   simulation.compile_threads = document.value("compile_threads", 0);
+  simulation.guesses = document.value("guesses", std::size_t{0});
   simulation.compile_times = document.value("compile_times", "recorded");
   if (document.contains("left_out_without_counters")) {
     simulation.left_out_without_counters = document["left_out_without_counters"].get<std::size_t>();
@@ -224,6 +225,7 @@ Json simulation_json(const SimulationReport& simulation, bool details) {
                  {"seed", simulation.seed},
                  {"repetitions", simulation.repetitions},
                  {"compile_threads", simulation.compile_threads},
+                 {"guesses", simulation.guesses},
                  {"compile_times", simulation.compile_times}};
   if (simulation.left_out_without_counters) report["left_out_without_counters"] = *simulation.left_out_without_counters;
   // best_time and target_time are of the objective's values (milliseconds for time).

@@ -478,6 +478,22 @@ class BayesSearcher final : public Searcher {
     return out;
   }
 
+  // The next choice ranked before the pending result is in: of its kind (local or global,
+  // `local_every`), from the same candidates, the random draws restored, so that guessing
+  // leaves the choice itself as it was. Only where it chooses one test at a time.
+  std::vector<ConfigIndex> likely_next(std::size_t count) override {
+    if (count == 0 || devices_ > 1 || options_.batch > 1 || awaiting_profile_ || next_initial_ < initial_.size() ||
+        measured_.empty() || memory_.pending() == 0 || memory_.exhausted()) {
+      return {};
+    }
+    const search::Random drawn_so_far = random_;
+    ++choices_;
+    std::vector<ConfigIndex> guessed = most_promising(count);
+    --choices_;
+    random_ = drawn_so_far;
+    return guessed;
+  }
+
   std::vector<Explanation> take_explanations() override { return std::exchange(explanations_, {}); }
 
   void parallel(std::size_t devices) override { devices_ = std::max<std::size_t>(1, devices); }

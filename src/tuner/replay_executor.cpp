@@ -101,6 +101,22 @@ std::unique_ptr<PreparedTest> ReplayExecutor::prepare(ConfigIndex config) {
   return compile;
 }
 
+std::size_t ReplayExecutor::idle_compile_streams() const {
+  return static_cast<std::size_t>(
+      std::count_if(compiler_free_ms_.begin(), compiler_free_ms_.end(), [&](double free_ms) { return free_ms <= clock_ms_; }));
+}
+
+std::unique_ptr<PreparedTest> ReplayExecutor::prepare_idle(ConfigIndex config) {
+  auto thread = std::find_if(compiler_free_ms_.begin(), compiler_free_ms_.end(),
+                             [&](double free_ms) { return free_ms <= clock_ms_; });
+  if (thread == compiler_free_ms_.end()) return nullptr;
+  auto compile = std::make_unique<ReplayCompile>();
+  compile->compile_ms = compile_cost_ms(recording_, config, cost_, recorded_);
+  compile->ready_ms = clock_ms_ + compile->compile_ms;
+  *thread = compile->ready_ms;
+  return compile;
+}
+
 // The worker keeps the profiler enabled from one profiled test to the next, and releases it
 // before an energy window or a test without counters (src/backend/cuda/worker_main.cpp).
 double ReplayExecutor::profiler_cost_ms(std::size_t device, ConfigIndex config, const MeasureRequest& measure) {

@@ -67,6 +67,10 @@ class Loop {
   // Commits a finished test to the store (unless it was served from it) and scores it.
   void store_finished(Pending& pending, std::optional<Result>& owned, bool resumed);
   void refill();
+  // Compiles the searcher's likely next proposals on compile threads that would idle.
+  void guess_ahead();
+  // Takes a guess compiled for `config` into `pending`; false where there is none.
+  bool take_guess(ConfigIndex config, Pending& pending);
   void final_check();
   void forward_explanations() {
     if (!options_.on_explanation) return;
@@ -108,6 +112,13 @@ class Loop {
   std::size_t in_flight_ = 0;  // submitted and not yet finished (run_parallel)
   std::unordered_map<ConfigIndex, Pending> submitted_;
   bool searcher_done_ = false;
+  unsigned compile_threads_ = 0;  // the pool's
+  // The searcher's guesses compiled ahead, by configuration: on the pool, or on a replay's
+  // modelled streams; the oldest first in guess_order_, dropped once kGuessesKept are held.
+  std::unordered_map<ConfigIndex, std::future<std::unique_ptr<PreparedTest>>> guesses_;
+  std::unordered_map<ConfigIndex, std::unique_ptr<PreparedTest>> modelled_guesses_;
+  std::deque<ConfigIndex> guess_order_;
+  static constexpr std::size_t kGuessesKept = 64;
 
   Clock::time_point start_;           // real time; the executor keeps the run's clock
   TuneSummary summary_;
@@ -229,13 +240,77 @@ void Loop::refill() {
         pending.cached->config_index = proposal.config;
       }
     }
-    if (!pending.cached && pool_) {
+    if (!pending.cached && take_guess(proposal.config, pending)) {
+      ++summary_.guesses_tested;
+    } else if (!pending.cached && pool_) {
       pending.prepared = pool_->submit([this, config = proposal.config] { return executor_.prepare(config); });
     } else if (!pending.cached && executor_.simulated() && executor_.slots() == 1) {
       // A replay's compile pool is a model on its clock: the compile starts now.
       pending.modelled = executor_.prepare(proposal.config);
     }
     pipeline_.push_back(std::move(pending));
+  }
+}
+
+bool Loop::take_guess(ConfigIndex config, Pending& pending) {
+  if (auto guess = guesses_.find(config); guess != guesses_.end()) {
+    pending.prepared = std::move(guess->second);
+    guesses_.erase(guess);
+  } else if (auto modelled = modelled_guesses_.find(config); modelled != modelled_guesses_.end()) {
+    pending.modelled = std::move(modelled->second);
+    modelled_guesses_.erase(modelled);
+  } else {
+    return false;
+  }
+  std::erase(guess_order_, config);
+  return true;
+}
+
+void Loop::guess_ahead() {
+  if (options_.guesses == 0 || searcher_done_ || executor_.slots() != 1) return;
+  // One thread or stream is kept free beyond the guesses, for the next proposal's compile.
+  std::size_t idle = 0;
+  if (pool_) {
+    std::size_t busy = pipeline_.size();  // compiling, or compiled and waiting
+    for (const auto& [config, compile] : guesses_) {
+      if (compile.wait_for(std::chrono::seconds(0)) != std::future_status::ready) ++busy;
+    }
+    idle = compile_threads_ > busy ? compile_threads_ - busy : 0;
+  } else if (executor_.simulated()) {
+    idle = executor_.idle_compile_streams();
+  }
+  if (idle <= 1) return;
+  const std::size_t room = std::min(idle - 1, options_.guesses);
+  const Clock::time_point guess_start = Clock::now();
+  const std::vector<ConfigIndex> guessed = searcher_.likely_next(room);
+  charge_searcher(guess_start);
+  std::size_t started = 0;
+  for (ConfigIndex config : guessed) {
+    if (started == room) break;
+    if (config >= space_.size() || guesses_.contains(config) || modelled_guesses_.contains(config)) continue;
+    if (store_ && stored_.contains(space_.key(config))) continue;  // served from the store if proposed
+    if (pool_) {
+      guesses_.emplace(config, pool_->submit([this, config] { return executor_.prepare(config); }));
+    } else {
+      std::unique_ptr<PreparedTest> compile = executor_.prepare_idle(config);
+      if (!compile) break;
+      modelled_guesses_.emplace(config, std::move(compile));
+    }
+    guess_order_.push_back(config);
+    ++summary_.guessed;
+    ++started;
+  }
+  // The oldest guesses go once too many are kept; one still compiling waits for a later call,
+  // so that what it compiled is freed here, not on a pool thread.
+  for (auto it = guess_order_.begin(); guess_order_.size() > kGuessesKept && it != guess_order_.end();) {
+    auto guess = guesses_.find(*it);
+    if (guess != guesses_.end() && guess->second.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      ++it;
+      continue;
+    }
+    if (guess != guesses_.end()) guesses_.erase(guess);
+    modelled_guesses_.erase(*it);
+    it = guess_order_.erase(it);
   }
 }
 
@@ -478,6 +553,7 @@ void Loop::run_sequential() {
   while (!should_stop()) {
     double device_side_s = summary_.compile_wait_s + summary_.run_s + summary_.validation_s;
     refill();
+    guess_ahead();
     if (pipeline_.empty()) {
       if (summary_.stop_reason.empty()) summary_.stop_reason = "searcher finished";
       break;
@@ -667,6 +743,7 @@ TuneSummary Loop::run() {
                               e.what()));
     }
     summary_.compiled_ahead = true;
+    compile_threads_ = threads;
     ahead_ = 2 * threads;
   }
   if (options_.window > 0) ahead_ = options_.window;
@@ -687,6 +764,10 @@ TuneSummary Loop::run() {
   // Proposals still in the pipeline are never run: drop their queued compiles.
   pipeline_.clear();
   pool_.reset();
+  // Guesses never proposed: what they compiled is freed here, their compiles finished.
+  guesses_.clear();
+  modelled_guesses_.clear();
+  guess_order_.clear();
   if (!summary_.interrupted) {
     try {
       final_check();

@@ -185,6 +185,34 @@ TEST(GuidedSearcher, ProposesEveryConfigurationOnceAndIsDeterministic) {
   }
 }
 
+// Its guesses of the next choice (Searcher::likely_next, compiled ahead by the loop) leave
+// every choice as it was, and are never a configuration proposed already.
+TEST(GuidedSearcher, GuessingTheNextChoiceChangesNone) {
+  const Space space = grid_space();
+  const std::string model = grid_model();
+  auto measure = [&](ConfigIndex c) { return grid_result(space, c); };
+  auto plain = make_searcher("guided", {.seed = 5, .model_path = model, .settings = {}});
+  const Route unguessed = drive(*plain, space, 1, 60, measure);
+  auto guessing = make_searcher("guided", {.seed = 5, .model_path = model, .settings = {}});
+  guessing->start(space);
+  std::vector<ConfigIndex> order;
+  std::size_t guessed = 0;
+  while (order.size() < 60) {
+    const std::vector<Proposal> proposals = guessing->propose(1);
+    if (proposals.empty()) break;
+    const std::vector<ConfigIndex> guesses = guessing->likely_next(6);
+    guessed += guesses.size();
+    for (ConfigIndex g : guesses) {
+      EXPECT_EQ(std::find(order.begin(), order.end(), g), order.end()) << "a guess is untested";
+      EXPECT_NE(g, proposals.front().config);
+    }
+    order.push_back(proposals.front().config);
+    guessing->observe(measure(proposals.front().config));
+  }
+  EXPECT_EQ(order, unguessed.order);
+  EXPECT_GT(guessed, 0u) << "it guesses once the model chooses";
+}
+
 // A tree model trained on the recording `source`, in a file of its own (the caller removes it).
 std::filesystem::path tree_model_of(const std::string& source) {
   static int made = 0;

@@ -114,6 +114,56 @@ std::size_t most_pending_after_design(const SearcherOptions& options, double com
   return most;
 }
 
+// Guessing the next choice while a test is pending (Searcher::likely_next, which the loop
+// compiles ahead) leaves every choice as it was; the guesses are untested configurations,
+// and often hold the next choice.
+TEST(SurrogateSearcher, GuessesTheNextChoiceWithoutChangingAny) {
+  const Space space = space_of(4, 6);
+  const Runtime runtime = [](const ValueIndices& v) {
+    return 1 + std::pow(v[0] - 3.0, 2) + 0.5 * std::abs(v[1] - 2.0) + 0.2 * v[2] + ripple(v);
+  };
+  auto plain = make_searcher("surrogate", {.seed = 4});
+  const std::vector<ConfigIndex> unguessed = drive(*plain, space, runtime, 80);
+
+  auto guessing = make_searcher("surrogate", {.seed = 4});
+  guessing->start(space);
+  std::vector<ConfigIndex> order;
+  std::set<ConfigIndex> tested;
+  std::vector<ConfigIndex> guessed;
+  std::size_t choices = 0, hits = 0;
+  while (order.size() < 80) {
+    const std::vector<Proposal> proposals = guessing->propose(1);
+    ASSERT_EQ(proposals.size(), 1u);
+    const ConfigIndex c = proposals.front().config;
+    if (!guessed.empty()) {
+      ++choices;
+      hits += std::count(guessed.begin(), guessed.end(), c);
+    }
+    guessed = guessing->likely_next(8);
+    EXPECT_LE(guessed.size(), 8u);
+    for (ConfigIndex g : guessed) {
+      EXPECT_NE(g, c) << "the pending configuration is no guess";
+      EXPECT_FALSE(tested.contains(g)) << "a guess is untested";
+    }
+    order.push_back(c);
+    tested.insert(c);
+    guessing->observe(result_of(space, c, runtime));
+  }
+  EXPECT_EQ(order, unguessed);
+  ASSERT_GT(choices, 50u) << "guesses from the first choice of the model on";
+  EXPECT_GT(hits * 4, choices) << hits << " of " << choices << " choices were guessed";
+}
+
+TEST(SurrogateSearcher, GuessesNothingWhileNoTestIsPendingOrDuringItsDesign) {
+  const Space space = space_of(4, 6);
+  auto searcher = make_searcher("surrogate", {.seed = 1});
+  searcher->start(space);
+  EXPECT_TRUE(searcher->likely_next(8).empty()) << "before any proposal";
+  const std::vector<Proposal> design = searcher->propose(1);
+  ASSERT_EQ(design.size(), 1u);
+  EXPECT_TRUE(searcher->likely_next(8).empty()) << "the design's next points are known, not guessed";
+}
+
 TEST(SurrogateSearcher, ChoosesOneAtATimeByDefault) {
   // However long compiles take against runs: each choice waits for the test before it.
   EXPECT_EQ(most_pending_after_design({.seed = 2}, 100, 10), 1u);

@@ -154,6 +154,57 @@ TEST(ReplayExecutor, ProposalsOneAtATimeOrNoCompilerThreadsChargeEachCompileInli
   expect_elapsed(elapsed_with(0, 6), inline_compiles);
 }
 
+// Elapsed seconds after each test of a replay of six_configurations by a searcher that
+// proposes one at a time and guesses what it proposes next, with `threads` modelled
+// compile streams and at most `guesses` guesses at a time.
+std::vector<double> elapsed_guessing(int threads, std::size_t guesses, bool guess_wrong, TuneSummary* summary = nullptr,
+                                     std::size_t* asked = nullptr) {
+  Recording recording = six_configurations();
+  CostModel cost = exact();
+  cost.compile_threads = threads;
+  ReplayExecutor executor(recording, cost);
+  testing_support::DescendingOneAtATime searcher(guess_wrong);
+  std::vector<double> elapsed;
+  TuneOptions options;
+  options.window = 6;
+  options.guesses = guesses;
+  options.on_test = [&](const Result&, const TuneProgress& progress) { elapsed.push_back(progress.elapsed_s); };
+  TuneSummary result = tune(recording.space(), executor, searcher, nullptr, options);
+  EXPECT_EQ(searcher.observed, (std::vector<ConfigIndex>{5, 4, 3, 2, 1, 0})) << "guesses change no test";
+  if (summary) *summary = result;
+  if (asked) *asked = searcher.guesses_asked;
+  return elapsed;
+}
+
+TEST(ReplayExecutor, GuessesCompileOnIdleStreamsWhileOneTestAtATimeIsChosen) {
+  // Three streams, one kept free for the next proposal. At 0 s X = 6 compiles on the first
+  // and the guess X = 5 on the second, both until 100 ms, so X = 5 runs straight after X = 6.
+  // Then X = 4 and 3 compile from 106.2 ms, while X = 5 runs; X = 4, which failed to compile,
+  // ends at 206.4 ms; X = 2 and 1 compile from then until 306.4 ms.
+  TuneSummary summary;
+  expect_elapsed(elapsed_guessing(3, 7, false, &summary), {0.1062, 0.1114, 0.2064, 0.2096, 0.3086, 0.3098});
+  EXPECT_EQ(summary.guessed, 5u);
+  EXPECT_EQ(summary.guesses_tested, 5u);
+}
+
+TEST(ReplayExecutor, AWrongGuessDelaysNoTest) {
+  // X = 1 is guessed at 0 s on an idle stream; the others compile one at a time as unguessed,
+  // and X = 1, proposed last, has long been compiled.
+  TuneSummary summary;
+  expect_elapsed(elapsed_guessing(3, 7, true, &summary), {0.1062, 0.2114, 0.3116, 0.4148, 0.517, 0.5182});
+  EXPECT_EQ(summary.guessed, 1u);
+  EXPECT_EQ(summary.guesses_tested, 1u);
+}
+
+TEST(ReplayExecutor, NoGuessIsAskedForWithOneStreamOrWhenTurnedOff) {
+  const std::vector<double> one_at_a_time{0.1062, 0.2114, 0.3116, 0.4148, 0.517, 0.6182};
+  std::size_t asked = 1;
+  expect_elapsed(elapsed_guessing(1, 7, false, nullptr, &asked), one_at_a_time);
+  EXPECT_EQ(asked, 0u) << "one stream: the proposal's compile takes it";
+  expect_elapsed(elapsed_guessing(3, 0, false, nullptr, &asked), one_at_a_time);
+  EXPECT_EQ(asked, 0u);
+}
+
 TEST(ReplayExecutor, ATimeLimitIsOnTheSimulatedClock) {
   Recording recording = six_configurations();
   ReplayExecutor executor(recording, exact());

@@ -60,4 +60,39 @@ class Descending final : public Searcher {
   ConfigIndex next_ = 0;
 };
 
+// Proposes as Descending does, but one at a time, each once the one before it is observed;
+// while one is pending it guesses the next ones in that order (Searcher::likely_next), or,
+// with `guess_wrong`, always the configuration it will propose last.
+class DescendingOneAtATime final : public Searcher {
+ public:
+  explicit DescendingOneAtATime(bool guess_wrong = false) : guess_wrong_(guess_wrong) {}
+  std::string name() const override { return "descending, one at a time"; }
+  void start(const Space& space) override { next_ = space.size(); }
+  std::vector<Proposal> propose(std::size_t max) override {
+    if (pending_ || max == 0 || next_ == 0) return {};
+    pending_ = true;
+    return {Proposal{--next_, {}}};
+  }
+  void observe(const Result& result) override {
+    pending_ = false;
+    observed.push_back(result.config_index);
+  }
+  std::vector<ConfigIndex> likely_next(std::size_t count) override {
+    ++guesses_asked;
+    if (!pending_) return {};
+    if (guess_wrong_) return next_ > 0 ? std::vector<ConfigIndex>{0} : std::vector<ConfigIndex>{};
+    std::vector<ConfigIndex> out;
+    for (ConfigIndex c = next_; c > 0 && out.size() < count; --c) out.push_back(c - 1);
+    return out;
+  }
+
+  std::vector<ConfigIndex> observed;
+  std::size_t guesses_asked = 0;
+
+ private:
+  bool guess_wrong_;
+  bool pending_ = false;
+  ConfigIndex next_ = 0;
+};
+
 }  // namespace steer::testing_support

@@ -18,6 +18,7 @@
 #include "steer/reference.hpp"
 #include "steer/store.hpp"
 #include "tuner/fake_backend.hpp"
+#include "tuner/six_configurations.hpp"
 
 namespace steer {
 namespace {
@@ -295,6 +296,38 @@ TEST_F(TunerTest, CompilingAheadChangesNothingButTheSchedule) {
     EXPECT_EQ(with.results[i].key(), without.results[i].key());
     EXPECT_EQ(with.results[i].status, without.results[i].status);
   }
+}
+
+// While a searcher that chooses one test at a time waits for a result, its guesses of what
+// comes next compile on the pool's idle threads; a guess it proposes is not compiled again.
+TEST_F(TunerTest, GuessesCompileOnIdleThreadsAndAreNotCompiledAgainWhenProposed) {
+  for (const bool wrong : {false, true}) {
+    testing_support::DescendingOneAtATime searcher(wrong);
+    TuneOptions options;
+    options.compile_threads = 4;
+    options.final_check = 0;
+    backend_.compiles = 0;
+    const TuneSummary summary = tune(spec_, *space_, backend_, searcher, nullptr, options);
+    ASSERT_EQ(summary.tests, space_->size());
+    std::vector<ConfigIndex> descending;
+    for (ConfigIndex c = space_->size(); c > 0; --c) descending.push_back(c - 1);
+    EXPECT_EQ(searcher.observed, descending) << "guesses change no test";
+    EXPECT_GT(summary.guessed, 0u);
+    EXPECT_EQ(summary.guesses_tested, wrong ? 1u : summary.guessed) << "every right guess was proposed";
+    EXPECT_EQ(static_cast<std::uint64_t>(backend_.compiles.load()), summary.tests + summary.guessed - summary.guesses_tested)
+        << "each configuration compiled once, and each guess never proposed once more";
+  }
+}
+
+TEST_F(TunerTest, NoGuessesWithOneCompileThread) {
+  testing_support::DescendingOneAtATime searcher;
+  TuneOptions options;
+  options.compile_threads = 1;
+  options.final_check = 0;
+  const TuneSummary summary = tune(spec_, *space_, backend_, searcher, nullptr, options);
+  EXPECT_EQ(summary.tests, space_->size());
+  EXPECT_EQ(summary.guessed, 0u);
+  EXPECT_EQ(searcher.guesses_asked, 0u);
 }
 
 TEST_F(TunerTest, ADeviceOnTheHostCoresCompilesInlineUnlessThreadsAreAskedFor) {
