@@ -2,6 +2,7 @@
 // (the loop asks for at most `max`), determinism under a seed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -102,6 +103,33 @@ ParallelDrain drain_parallel(Searcher& searcher, const Space& space, std::size_t
   }
   drain.mean_running = drain.order.empty() ? 0 : running_sum / static_cast<double>(drain.order.size());
   return drain;
+}
+
+// The loop may ask what comes next while a result is pending (Searcher::likely_next) and
+// compile it ahead; asking changes no proposal, and a guess is a configuration of the space
+// not yet proposed.
+TEST_P(EverySearcher, GuessingWhatComesNextChangesNoProposal) {
+  Space space = small_space();
+  auto plain = make_searcher(GetParam(), SearcherOptions{.seed = 9});
+  const std::vector<ConfigIndex> unguessed = drain(*plain, space, 1);
+  auto guessing = make_searcher(GetParam(), SearcherOptions{.seed = 9});
+  guessing->start(space);
+  std::vector<ConfigIndex> order;
+  for (;;) {
+    const std::vector<Proposal> proposals = guessing->propose(1);
+    if (proposals.empty()) break;
+    order.push_back(proposals.front().config);
+    for (ConfigIndex g : guessing->likely_next(4)) {
+      EXPECT_LT(g, space.size());
+      EXPECT_EQ(std::find(order.begin(), order.end(), g), order.end()) << "guessed " << g << ", proposed already";
+    }
+    Result r;
+    r.config_index = proposals.front().config;
+    r.status = Status::Ok;
+    r.time.median_ms = static_cast<double>(r.config_index % 7) + 1;
+    guessing->observe(r);
+  }
+  EXPECT_EQ(order, unguessed);
 }
 
 TEST_P(EverySearcher, OnSeveralDevicesProposesEveryConfigurationOnceInWhateverOrderResultsFinish) {
