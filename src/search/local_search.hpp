@@ -58,6 +58,15 @@ class ClimbingSearcher : public Searcher {
   // tests whole neighbourhoods at once anyway).
   void parallel(std::size_t devices) final { parallel_ = devices > 1; }
 
+  // While a first-improvement climb waits for a neighbour, the neighbours it tests next if
+  // that one is no better: the likeliest outcome, since most neighbours are.
+  std::vector<ConfigIndex> likely_next(std::size_t count) final {
+    if (!options_.first_improvement || parallel_ || !centre_ || memory_.pending() == 0) return {};
+    std::vector<ConfigIndex> next;
+    for (auto it = queue_.rbegin(); it != queue_.rend() && next.size() < count; ++it) next.push_back(*it);
+    return next;
+  }
+
   void observe(const Result& result) final {
     const double cost = memory_.observe(result);
     if (centre_ && cost < move_cost_) {

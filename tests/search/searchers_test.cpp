@@ -132,6 +132,34 @@ TEST_P(EverySearcher, GuessingWhatComesNextChangesNoProposal) {
   EXPECT_EQ(order, unguessed);
 }
 
+// A first-improvement climb around a start that no neighbour beats: while a neighbour is
+// pending, its first guess is the neighbour it tests next.
+TEST(ClimbingSearchers, GuessTheNeighbourTheyTestNextWhenThePendingOneIsNoBetter) {
+  const Space space = small_space();
+  for (const char* name : {"mls", "ils", "basin-hopping"}) {
+    auto searcher = make_searcher(name, SearcherOptions{.seed = 4});
+    searcher->start(space);
+    std::vector<ConfigIndex> guesses;
+    std::size_t checked = 0;
+    for (std::size_t test = 0; test < 8; ++test) {
+      const std::vector<Proposal> proposals = searcher->propose(1);
+      ASSERT_EQ(proposals.size(), 1u) << name;
+      const ConfigIndex c = proposals.front().config;
+      if (!guesses.empty()) {
+        EXPECT_EQ(c, guesses.front()) << name << ", test " << test;
+        ++checked;
+      }
+      guesses = searcher->likely_next(3);
+      Result r;
+      r.config_index = c;
+      r.status = Status::Ok;
+      r.time.median_ms = test == 0 ? 1.0 : 10.0 + static_cast<double>(c);  // the start is the fastest
+      searcher->observe(r);
+    }
+    EXPECT_GE(checked, 3u) << name << ": the start has at least four untested neighbours";
+  }
+}
+
 TEST_P(EverySearcher, OnSeveralDevicesProposesEveryConfigurationOnceInWhateverOrderResultsFinish) {
   Space space = small_space();
   auto searcher = make_searcher(GetParam(), SearcherOptions{.seed = 9});
