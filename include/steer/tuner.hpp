@@ -78,6 +78,8 @@ struct TuneOptions {
   // guess it then proposes runs without waiting for its compile. Only threads beyond those
   // the proposals in the window use, so the tests proposed never wait for a guess; none
   // with one compile thread. A replay models them on its idle compile streams. 0: off.
+  // 7: with the next proposal's, 8 compiles side by side, which an H100's 16-thread host ran
+  // at 6.7 times one compile's rate, each barely slower (docs/simulate.md).
   std::size_t guesses = 7;
   // Keep every test in TuneSummary::results. A simulation that runs a searcher thousands
   // of times turns it off and reads each test in on_test.
