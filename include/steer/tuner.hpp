@@ -496,6 +496,8 @@ class ReplayExecutor final : public Executor {
   std::vector<double> compiler_free_ms_;  // when each modelled compile stream is next free
   std::vector<bool> profiler_enabled_;    // per device, as its worker leaves the profiler
   double profiler_cost_ms(std::size_t device, ConfigIndex config, const MeasureRequest& measure);
+  // Starts `config`'s compile on the modelled stream free at `stream_free_ms`.
+  std::unique_ptr<PreparedTest> compile_on(double& stream_free_ms, ConfigIndex config);
 };
 
 // The spec's space without the configurations `device` cannot launch at `size`: blocks of

@@ -36,16 +36,6 @@ import re
 import statistics
 import sys
 
-def shortened_tests(path):
-    """The tests a timing cap shortened, from steer tune --json (KERNEL_SEARCHER_SEED.json), or
-    None where the summary lacks it (a build before the count, or a run cut short)."""
-    try:
-        with open(path) as f:
-            return json.load(f).get("shortened")
-    except (OSError, ValueError):
-        return None
-
-
 def summary_of(path):
     """steer tune --json's summary (KERNEL_SEARCHER_SEED.json), or None where it cannot be read."""
     try:
@@ -53,6 +43,13 @@ def summary_of(path):
             return json.load(f)
     except (OSError, ValueError):
         return None
+
+
+def shortened_tests(path):
+    """The tests a timing cap shortened, from the tuning's summary, or None where the summary
+    lacks it (a build before the count, or a run cut short)."""
+    summary = summary_of(path)
+    return summary.get("shortened") if summary is not None else None
 
 
 LINE = re.compile(r"^(\d+\.\d+) test (\d+)\S* (\S+) .*\| best (?:([\d.]+) ms|-)")

@@ -91,14 +91,17 @@ ReplayExecutor::ReplayExecutor(const Recording& recording, CostModel cost, std::
 }
 
 // Without modelled compile streams there is nothing to do ahead: run() charges it all.
-std::unique_ptr<PreparedTest> ReplayExecutor::prepare(ConfigIndex config) {
-  if (compiler_free_ms_.empty()) return nullptr;
+std::unique_ptr<PreparedTest> ReplayExecutor::compile_on(double& stream_free_ms, ConfigIndex config) {
   auto compile = std::make_unique<ReplayCompile>();
   compile->compile_ms = compile_cost_ms(recording_, config, cost_, recorded_);
-  auto thread = std::min_element(compiler_free_ms_.begin(), compiler_free_ms_.end());
-  compile->ready_ms = std::max(clock_ms_, *thread) + compile->compile_ms;
-  *thread = compile->ready_ms;
+  compile->ready_ms = std::max(clock_ms_, stream_free_ms) + compile->compile_ms;
+  stream_free_ms = compile->ready_ms;
   return compile;
+}
+
+std::unique_ptr<PreparedTest> ReplayExecutor::prepare(ConfigIndex config) {
+  if (compiler_free_ms_.empty()) return nullptr;
+  return compile_on(*std::min_element(compiler_free_ms_.begin(), compiler_free_ms_.end()), config);
 }
 
 std::size_t ReplayExecutor::idle_compile_streams() const {
@@ -109,12 +112,7 @@ std::size_t ReplayExecutor::idle_compile_streams() const {
 std::unique_ptr<PreparedTest> ReplayExecutor::prepare_idle(ConfigIndex config) {
   auto thread = std::find_if(compiler_free_ms_.begin(), compiler_free_ms_.end(),
                              [&](double free_ms) { return free_ms <= clock_ms_; });
-  if (thread == compiler_free_ms_.end()) return nullptr;
-  auto compile = std::make_unique<ReplayCompile>();
-  compile->compile_ms = compile_cost_ms(recording_, config, cost_, recorded_);
-  compile->ready_ms = clock_ms_ + compile->compile_ms;
-  *thread = compile->ready_ms;
-  return compile;
+  return thread == compiler_free_ms_.end() ? nullptr : compile_on(*thread, config);
 }
 
 // The worker keeps the profiler enabled from one profiled test to the next, and releases it
