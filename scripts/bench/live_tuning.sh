@@ -8,7 +8,9 @@
 #
 # SEARCHER is any `steer searchers` name, or NAME+KEY=VALUE[+KEY=VALUE...] for that searcher
 # with those settings (`--set KEY=VALUE`; its files carry the whole label, so that two settings
-# of one searcher run side by side); `guided` (and `default-model`, the default searcher
+# of one searcher run side by side). A part tune.OPTION=VALUE is the `steer tune` option
+# --OPTION VALUE for that tuning alone: `guided+tune.guesses=0` beside `guided` measures what
+# compiling guesses ahead gains, in one session. `guided` (and `default-model`, the default searcher
 # given the model) get --model MODEL and --set source=SOURCE (a recording of the kernel on
 # another GPU or input: docs/models.md). SOURCE=model: no setting, so the runtimes MODEL
 # carries of its own recording are the source, as for a user who passes only --model;
@@ -28,7 +30,7 @@
 # machine's cache, as a user's later tunings have it.
 set -euo pipefail
 if [ $# -lt 6 ]; then
-  sed -n '2,28p' "$0" >&2
+  sed -n '2,31p' "$0" >&2
   exit 2
 fi
 case "${COMPILE_CACHE:-own}" in
@@ -67,7 +69,13 @@ for seed in $seeds; do
     args=(--searcher "$searcher")
     for setting in "${parts[@]:1}"; do
       [[ $setting == ?*=* ]] || { echo "live_tuning.sh: '$label': expected NAME+KEY=VALUE, got '$setting'" >&2; exit 2; }
-      args+=(--set "$setting")
+      if [[ $setting == tune.* ]]; then
+        option=${setting#tune.}
+        [[ $option == ?*=* ]] || { echo "live_tuning.sh: '$label': expected tune.OPTION=VALUE, got '$setting'" >&2; exit 2; }
+        args+=("--${option%%=*}" "${option#*=}")
+      else
+        args+=(--set "$setting")
+      fi
     done
     case "$searcher" in
       guided | default-model)
