@@ -196,7 +196,8 @@ RunTrace trace_of(const std::vector<double>& end_s, const std::vector<Improvemen
 // The score of a searcher from its runs, estimated as the methodology's package does, on
 // ranks among the valid runtimes (best first):
 //   tests: at each number of tests, the mean over runs of the rank of the best found so far
-//     (runs shorter than the median run are left out, the others cut there);
+//     (a run's length counted up to the end cut-off, runs shorter than the median of those
+//     are left out);
 //   time: decreasing isotonic regressions through every run's (end of test, rank of the
 //     best so far) pooled, within 10 % beyond the cut-offs, bagged (max(runs, 3) of them,
 //     each on n / sqrt(that) points drawn from a fixed seed), read at each point and held

@@ -314,9 +314,11 @@ PerformanceScore score_runs(const RandomSearchBaseline& baseline, const ScoreCut
   PerformanceScore score;
 
   // Tests: every whole number between the cut-offs (equidistant and rounded when too many);
-  // at each, the mean rank over the runs that are at least as long as the median run. (The
-  // package's plot over tests takes the median over runs, which puts random search well
-  // above its own baseline, the expected rank; the mean puts it at 0.)
+  // at each, the mean rank over the runs that are at least as long as the median run, each
+  // run's length counted up to the end cut-off, as the package counts it: runs that go on
+  // past the cut-off all count, however far past. (The package's plot over tests takes the
+  // median over runs, which puts random search well above its own baseline, the expected
+  // rank; the mean puts it at 0.)
   const std::uint64_t first = cutoffs.start_tests, last = cutoffs.end_tests;
   if (last - first + 1 <= cutoffs.settings.max_test_points) {
     for (std::uint64_t m = first; m <= last; ++m) score.fevals_x.push_back(static_cast<double>(m));
@@ -326,7 +328,8 @@ PerformanceScore score_runs(const RandomSearchBaseline& baseline, const ScoreCut
     }
   }
   std::vector<double> lengths;
-  for (const RunTrace& run : runs) lengths.push_back(static_cast<double>(run.end_s.size()));
+  auto counted_length = [&](const RunTrace& run) { return std::min<std::size_t>(run.end_s.size(), last); };
+  for (const RunTrace& run : runs) lengths.push_back(static_cast<double>(counted_length(run)));
   const auto kept_length = static_cast<std::size_t>(std::floor(median_of(lengths)));
   double held = worst_rank;
   for (double x : score.fevals_x) {
@@ -335,7 +338,7 @@ PerformanceScore score_runs(const RandomSearchBaseline& baseline, const ScoreCut
     if (m >= 1 && m <= kept_length) {
       std::vector<double> ranks;
       for (const RunTrace& run : runs) {
-        if (run.end_s.size() < kept_length) continue;
+        if (counted_length(run) < kept_length) continue;
         const double r = rank(run.best_ms[m - 1]);
         if (!std::isnan(r)) ranks.push_back(r);
       }

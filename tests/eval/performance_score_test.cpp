@@ -189,6 +189,33 @@ TEST(PerformanceScore, ScoreOfHandMadeRunsOnBothAxes) {
   EXPECT_THROW(score_runs(baseline, cutoffs, {}), Error);
 }
 
+TEST(PerformanceScore, OverTestsEveryRunThatReachesTheCutoffCounts) {
+  const RandomSearchBaseline baseline(kBestFirst);  // baseline(1) = 4, (2) = 1.08, (3) = 1.05
+  const ScoreCutoffs cutoffs = score_cutoffs(baseline, SpaceTestCosts{.per_test_ms = 100, .median_ms = 100}, {});
+  ASSERT_EQ(cutoffs.end_tests, 3u);
+  auto run = [](std::size_t tests, double best_ms) {
+    RunTrace trace;
+    for (std::size_t t = 1; t <= tests; ++t) {
+      trace.end_s.push_back(0.1 * static_cast<double>(t));
+      trace.best_ms.push_back(best_ms);
+    }
+    return trace;
+  };
+  // Two runs at the optimum (rank 0) that stop at the cut-off or just past it, three at 2 ms
+  // (rank 3) that go on longer, as a faster searcher's runs do before a time cut-off, and one
+  // run shorter than the cut-off at the worst.
+  const std::vector<RunTrace> runs = {run(3, 1.0), run(4, 1.0), run(6, 2.0), run(7, 2.0), run(8, 2.0), run(2, 10.0)};
+  const PerformanceScore score = score_runs(baseline, cutoffs, runs);
+  // Lengths count up to the cut-off (3, 3, 3, 3, 3, 2; median 3): the five that reach it
+  // count, the short one does not. The mean rank 9 / 5 rounds to 2, 1.08 ms, at every test.
+  // (The median of the whole lengths, 5, would keep only the runs at 2 ms.)
+  ASSERT_EQ(score.fevals_curve.size(), 3u);
+  const std::vector<double> base = {4, 1.08, 1.05};
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_DOUBLE_EQ(score.fevals_curve[i], (base[i] - 1.08) / (base[i] - 1.0)) << "test " << i + 1;
+  }
+}
+
 TEST(PerformanceScore, TheBaselineOverTimeIsMonotoneBetweenWholeTests) {
   const RandomSearchBaseline baseline(kBestFirst);
   ScoreSettings four;
