@@ -12,10 +12,13 @@ table of P (time / tests) per searcher and recording, then which searcher leads 
       [--kt-runs DIR --kt-files DIR] [--out DIR] [--objective energy|weighted:ALPHA|edp]
       [--compile-threads N] [--guesses N] [--compile-times recorded|mean] [--model-kind tree|forest|lsq] [--searchers NAME,NAME,...]
       [--set SEARCHER.NAME=VALUE ...]
+  python3 scripts/bench/counter_guided_table.py --from data/scores/FILE.json
 
 --kt-runs: the *.kt-runs.json files of scripts/bench/kerneltuner_strategies.py, and --kt-files
 the Kernel Tuner cache files they were made on (`steer export --format kerneltuner` of each
 recording); their strategies are scored on those files, whose cut-offs are the recording's.
+
+--from: the tables of a file of data/scores/ instead of new simulations.
 
 --objective other than time: only the recordings that also hold energy (ENERGY), each over the
 configurations it measured energy for; Kernel Tuner's runs, made for time, are not scored.
@@ -78,7 +81,12 @@ def main():
     ap.add_argument("--set", action="append", default=[], help="a searcher setting for every recording (repeatable)")
     ap.add_argument("--searchers", help="only these of the searchers (each row's P is its own: rows of "
                                         "different calls can be put side by side)")
+    ap.add_argument("--from", dest="from_file", help="print the tables of a saved file of data/scores/ "
+                                                     "and stop")
     args = ap.parse_args()
+    if args.from_file:
+        print_tables(rows_of_file(args.from_file))
+        return 0
     pairs = PAIRS if args.objective == "time" else [p for p in PAIRS if stem(p[0]) in ENERGY]
     if args.objective != "time" and args.kt_runs:
         ap.error("Kernel Tuner's runs were made for time: leave out --kt-runs with --objective")
@@ -136,18 +144,54 @@ def main():
 
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         results = dict(pool.map(run, pairs))
+    print_tables(results)
+
+
+def rows_of_file(path):
+    """{column: {searcher: (P over time, P over tests)}} of a file of data/scores/: one column per
+    recording of {RECORDING: {"steer": ..., "kernel_tuner": ...}}, in the order of PAIRS, or per
+    recording and objective of {OBJECTIVE: {RECORDING: {"steer": ...}}}."""
+    data = json.load(open(path))
+    order = [stem(pair[0]) for pair in PAIRS]
+
+    def rows(parts):
+        found = {}
+        for part in ("steer", "kernel_tuner"):
+            for s in parts.get(part, {}).get("searchers", []):
+                if part == "steer" or s["name"].startswith("kernel_tuner:"):
+                    found[s["name"]] = (s["score_time"], s["score_fevals"])
+        return found
+
+    if all("steer" in parts for parts in data.values()):
+        return {r: rows(data[r]) for r in sorted(data, key=lambda r: order.index(r) if r in order else len(order))}
+    columns = {}
+    for recording in sorted({r for by_recording in data.values() for r in by_recording},
+                            key=lambda r: order.index(r) if r in order else len(order), reverse=True):
+        for objective, by_recording in data.items():
+            if recording in by_recording:
+                columns[f"{recording}, {objective}"] = rows(by_recording[recording])
+    return columns
+
+
+def print_tables(results):
+    """The table of P (time / tests) per searcher and recording, with the mean over the
+    recordings where a searcher has a value on all, then which searcher leads each column."""
     spaces = list(results)
     names = []
     for rows in results.values():
         names += [n for n in rows if n not in names]
-    print("| searcher | " + " | ".join(spaces) + " |")
-    print("|---|" + "---:|" * len(spaces))
+    print("| searcher | " + " | ".join(spaces) + " | mean |")
+    print("|---|" + "---:|" * (len(spaces) + 1))
     for n in names:
-        cells = []
+        cells, values = [], []
         for s in spaces:
             v = results[s].get(n)
             cells.append(f"{v[0]:.3f} / {v[1]:.3f}" if v and v[0] is not None else "")
-        print(f"| {n} | " + " | ".join(cells) + " |")
+            if v and v[0] is not None:
+                values.append(v)
+        mean = (f"{sum(v[0] for v in values) / len(values):.3f} / {sum(v[1] for v in values) / len(values):.3f}"
+                if len(values) == len(spaces) else "")
+        print(f"| {n} | " + " | ".join(cells) + f" | {mean} |")
     print()
     print_leaders(results, "recording")
 
@@ -160,9 +204,13 @@ def print_leaders(results, heading):
     for s in results:
         lead = []
         for axis in (0, 1):
-            ranked = sorted(((v[axis], n) for n, v in results[s].items() if v[axis] is not None), reverse=True)
-            following = f" (next: {ranked[1][1]} {ranked[1][0]:.3f})" if len(ranked) > 1 else ""
-            lead.append(f"{ranked[0][1]} {ranked[0][0]:.3f}{following}")
+            ranked = sorted(((round(v[axis], 3), n) for n, v in results[s].items() if v[axis] is not None),
+                            key=lambda x: -x[0])
+            # level: the same to the three decimals shown
+            first = [n for v, n in ranked if v == ranked[0][0]]
+            rest = ranked[len(first):]
+            following = f" (next: {rest[0][1]} {rest[0][0]:.3f})" if rest else ""
+            lead.append(f"{' and '.join(first)} {ranked[0][0]:.3f}{following}")
         print(f"| {s} | {lead[0]} | {lead[1]} |")
 
 
