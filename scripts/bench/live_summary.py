@@ -26,7 +26,8 @@ not. Where two or more configurations are level within that scatter, name them a
 
 --split: also, per searcher, the mean over its seeds of the wall-time split each tuning's
 `steer tune --json` summary reports (setup, waiting for compiles, running, validating,
-framework, and the compiler's CPU time), as docs/performance.md shows it.
+framework, the compiler's CPU time, and the guesses compiled ahead and then tested), as
+docs/performance.md shows it.
 """
 import argparse
 import glob
@@ -209,9 +210,10 @@ def main():
         print()
         print("Where the time went, mean over the seeds of each `steer tune --json` summary (s):")
         print()
-        fields = ["tests", "setup_s", "compile_wait_s", "run_s", "validation_s", "overhead_s", "compile_cpu_s"]
+        fields = ["tests", "setup_s", "compile_wait_s", "run_s", "validation_s", "overhead_s", "compile_cpu_s",
+                  "guessed", "guesses_tested"]
         print("| searcher | seeds | tests | setup | waiting for compiles | running (launches, read-back) | validating"
-              " | framework | compiler time |")
+              " | framework | compiler time | guesses compiled | guesses tested |")
         print("|---|" + "---:|" * (len(fields) + 1))
         for searcher, seeds in runs.items():
             summaries = [summary_of(stores[searcher][seed][:-3] + ".json") for seed in sorted(seeds)]
@@ -220,7 +222,8 @@ def main():
                 print(f"| {searcher} | 0 |" + " - |" * len(fields))
                 continue
             means = [statistics.mean(float(d.get(k, 0)) for d in summaries) for k in fields]
-            cells = [f"{means[0]:.0f}"] + [f"{m:.1f}" for m in means[1:5]] + [f"{means[5]:.2f}", f"{means[6]:.1f}"]
+            cells = ([f"{means[0]:.0f}"] + [f"{m:.1f}" for m in means[1:5]] + [f"{means[5]:.2f}", f"{means[6]:.1f}"]
+                     + [f"{m:.0f}" for m in means[7:]])
             print(f"| {searcher} | {len(summaries)} | " + " | ".join(cells) + " |")
     if args.csv:
         with open(args.csv, "w") as f:
