@@ -151,10 +151,19 @@ def rows_of_file(path):
     """{column: {searcher: (P over time, P over tests)}} of a file of data/scores/: one column per
     recording of {RECORDING: {"steer": ..., "kernel_tuner": ...}}, in the order of PAIRS, or per
     recording and objective of {OBJECTIVE: {RECORDING: {"steer": ...}}}."""
-    data = json.load(open(path))
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError) as error:
+        sys.exit(f"counter_guided_table.py: cannot read {path}: {error}")
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        sys.exit(f"counter_guided_table.py: {path} is not a file of data/scores/ "
+                 '({RECORDING: {"steer": ...}} or {OBJECTIVE: {RECORDING: {"steer": ...}}})')
     order = [stem(pair[0]) for pair in PAIRS]
 
     def rows(parts):
+        if not isinstance(parts, dict):
+            sys.exit(f"counter_guided_table.py: {path}: expected a recording's {{\"steer\": ...}}, got {parts!r:.60}")
         found = {}
         for part in ("steer", "kernel_tuner"):
             for s in parts.get(part, {}).get("searchers", []):
@@ -166,7 +175,7 @@ def rows_of_file(path):
         return {r: rows(data[r]) for r in sorted(data, key=lambda r: order.index(r) if r in order else len(order))}
     columns = {}
     for recording in sorted({r for by_recording in data.values() for r in by_recording},
-                            key=lambda r: order.index(r) if r in order else len(order), reverse=True):
+                            key=lambda r: order.index(r) if r in order else len(order)):
         for objective, by_recording in data.items():
             if recording in by_recording:
                 columns[f"{recording}, {objective}"] = rows(by_recording[recording])

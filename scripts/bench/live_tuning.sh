@@ -30,7 +30,7 @@
 # machine's cache, as a user's later tunings have it.
 set -euo pipefail
 if [ $# -lt 6 ]; then
-  sed -n '2,31p' "$0" >&2
+  sed -n '2,30p' "$0" >&2
   exit 2
 fi
 case "${COMPILE_CACHE:-own}" in
