@@ -70,6 +70,12 @@ struct BayesOptions {
   // the choices toward its fastest, and one that does not fades out. 0: no prior mean.
   double source_prior = 0;
   std::uint64_t source_candidates = 50;  // with source_prior: the source's fastest untested join the candidates
+  // > 0, with source_prior: a source that ran the values of less than this share of the tuned
+  // configurations (search::source_coverage) ranks only its own slice of the space, yet as
+  // prior mean, candidates and design pool it would keep the choices there: it stays a
+  // feature only, as with source_prior 0 (a space wider than the source's, whose best lies
+  // outside it: gemm's 205,216-configuration spec with the 5,788-configuration spec's model).
+  double source_coverage = 0;
   // With source_prior and the source's fastest tested first: once it and the first design
   // point are measured, the rest of the initial design is dropped if the source's fastest was
   // the faster. A source that ranks the tuned space well puts its fastest among the tuned

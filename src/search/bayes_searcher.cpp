@@ -340,6 +340,12 @@ class BayesSearcher final : public Searcher {
       predicted_ = options_.counter_model->predict(space);
       counter_features_ = counter_features(predicted_);
     }
+    // A source that covers too little of the space is a feature only (source_coverage).
+    source_prior_ = options_.source_prior;
+    if (options_.source && source_prior_ > 0 && options_.source_coverage > 0 &&
+        search::source_coverage(space, *options_.source) < options_.source_coverage) {
+      source_prior_ = 0;
+    }
     std::vector<ConfigIndex> first;
     const std::vector<std::pair<double, ConfigIndex>> order =
         options_.source ? search::source_order(space, *options_.source)
@@ -356,8 +362,8 @@ class BayesSearcher final : public Searcher {
           if (std::find(first.begin(), first.end(), c) == first.end()) first.push_back(c);
         }
       }
-      if (options_.design_stop && options_.source_prior > 0) source_first_ = first;
-      if (options_.design_share < 1 && options_.source_prior > 0) {
+      if (options_.design_stop && source_prior_ > 0) source_first_ = first;
+      if (options_.design_share < 1 && source_prior_ > 0) {
         const auto share = static_cast<std::size_t>(std::ceil(options_.design_share * static_cast<double>(order.size())));
         for (std::size_t i = first.size(); i < std::min(share, order.size()); ++i) design_pool_.push_back(order[i].second);
         // A source that holds too few of the tuned configurations to draw `spread` of them
@@ -368,7 +374,7 @@ class BayesSearcher final : public Searcher {
         source_feature_at_ = counter_features_.size();
         counter_features_.push_back(source_feature(order, space.size()));
       }
-      if (options_.source_prior > 0) {
+      if (source_prior_ > 0) {
         prior_ = prior_shape(order, space.size());
         for (std::size_t i = 0; i < order.size() && source_fastest_.size() < options_.source_candidates; ++i) {
           source_fastest_.push_back(order[i].second);
@@ -401,7 +407,7 @@ class BayesSearcher final : public Searcher {
     choices_ = 0;
     // A source's prior mean that design_stop will not judge is trusted at once; otherwise the
     // unproven margin holds until design_stop finds the source's fastest ahead.
-    const bool trusted = !order.empty() && options_.source_prior > 0 && source_first_.empty();
+    const bool trusted = !order.empty() && source_prior_ > 0 && source_first_.empty();
     xi_ = trusted || options_.xi_unproven < 0 ? options_.xi : options_.xi_unproven;
     next_fit_ = std::max<std::size_t>(options_.fit_from, options_.initial_samples);
     measured_.clear();
@@ -558,7 +564,7 @@ class BayesSearcher final : public Searcher {
     if (order.empty()) return;
     if (!prior_.empty()) prior_ = prior_shape(order, space_->size());
     source_fastest_.clear();
-    if (options_.source_prior > 0) {
+    if (source_prior_ > 0) {
       for (std::size_t i = 0; i < order.size() && source_fastest_.size() < options_.source_candidates; ++i) {
         source_fastest_.push_back(order[i].second);
       }
@@ -854,7 +860,7 @@ class BayesSearcher final : public Searcher {
       py += targets_.prior[i] * y;
       pp += targets_.prior[i] * targets_.prior[i];
     }
-    const double precision = 1.0 / (options_.source_prior * options_.source_prior);
+    const double precision = 1.0 / (source_prior_ * source_prior_);
     return (py + precision) / (pp + precision);
   }
 
@@ -1294,6 +1300,7 @@ class BayesSearcher final : public Searcher {
   bool profile_started_ = false;                 // the profiled design point has been proposed
   std::vector<Explanation> explanations_;        // not yet taken
   std::vector<std::vector<float>> counter_features_;  // [counter][ConfigIndex], in [0, 1]
+  double source_prior_ = 0;                     // source_prior, or 0 where the source covers too little
   std::vector<float> prior_;                    // the prior mean's shape per configuration (source_prior)
   std::optional<std::size_t> source_feature_at_;  // the source's runtime feature in counter_features_ (source_weight)
   std::vector<ConfigIndex> source_fastest_;     // the source's fastest, candidates (source_prior)
@@ -1398,6 +1405,7 @@ std::unique_ptr<Searcher> search::make_bayes(const SearcherOptions& options, Bay
     bayes.source_weight = settings.number("source_weight", bayes.source_weight, 0, 1e6);
     bayes.source_prior = settings.number("source_prior", prior_for_time ? bayes.source_prior : 0, 0, 1e6);
     bayes.source_candidates = settings.integer("source_candidates", bayes.source_candidates, 0, 1'000'000);
+    bayes.source_coverage = settings.number("source_coverage", bayes.source_coverage, 0, 1);
     const std::uint64_t draws = options.objective == "time" ? bayes.reaction_draws : bayes.reaction_draws_not_time;
     bayes.reaction_draws = settings.integer("reaction_draws", draws, 0, 1'000'000);
     bayes.expert.compute_bound = settings.flag("compute_bound", false);

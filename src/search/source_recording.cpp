@@ -49,4 +49,36 @@ std::vector<std::pair<double, ConfigIndex>> source_order(const Space& tuned, con
   return source_order(tuned, source_runtimes(source));
 }
 
+double source_coverage(const Space& tuned, const SourceRuntimes& source) {
+  if (tuned.size() == 0) return 1;
+  std::vector<std::size_t> tuned_at;   // the shared parameters' positions in the tuned space
+  std::vector<std::vector<bool>> ran;  // [shared][tuned value]: whether the source ran it
+  for (std::size_t p = 0; p < tuned.parameters().size(); ++p) {
+    const Parameter& parameter = tuned.parameters()[p];
+    for (std::size_t q = 0; q < source.parameters.size(); ++q) {
+      if (source.parameters[q].name != parameter.name) continue;
+      std::vector<bool> source_ran(source.parameters[q].values.size(), false);
+      for (const std::vector<std::uint32_t>& row : source.runtimes.values) source_ran[row[q]] = true;
+      std::vector<bool> seen(parameter.values.size(), false);
+      for (std::size_t v = 0; v < parameter.values.size(); ++v) {
+        const auto& values = source.parameters[q].values;
+        const auto it = std::find(values.begin(), values.end(), parameter.values[v]);
+        seen[v] = it != values.end() && source_ran[static_cast<std::size_t>(it - values.begin())];
+      }
+      tuned_at.push_back(p);
+      ran.push_back(std::move(seen));
+      break;
+    }
+  }
+  std::size_t covered = 0;
+  std::vector<std::uint32_t> at(tuned.parameters().size());
+  for (ConfigIndex c = 0; c < tuned.size(); ++c) {
+    tuned.value_indices(c, at);
+    bool all = true;
+    for (std::size_t k = 0; k < tuned_at.size() && all; ++k) all = ran[k][at[tuned_at[k]]];
+    covered += all ? 1 : 0;
+  }
+  return static_cast<double>(covered) / static_cast<double>(tuned.size());
+}
+
 }  // namespace steer::search

@@ -30,4 +30,11 @@ SourceRuntimes source_runtimes(const CounterModel& model);  // empty runtimes wh
 std::vector<std::pair<double, ConfigIndex>> source_order(const Space& tuned, const SourceRuntimes& source);
 std::vector<std::pair<double, ConfigIndex>> source_order(const Space& tuned, const Recording& source);
 
+// The share of `tuned`'s configurations whose every value, of each parameter both spaces
+// have, occurs among the configurations that ran in `source`: how much of the tuned space
+// the source can rank. A source recorded over a narrower space (fewer values of a parameter)
+// covers its own slice only; a sparse sample of the same space covers all of it. 1 for an
+// empty tuned space.
+double source_coverage(const Space& tuned, const SourceRuntimes& source);
+
 }  // namespace steer::search

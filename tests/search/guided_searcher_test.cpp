@@ -795,6 +795,49 @@ TEST(GuidedSearcher, DrawsItsDesignFromTheWholeSpaceWhereTheSourceHoldsFew) {
   std::filesystem::remove(source);
 }
 
+// A Kernel Tuner cache file of the grid's configurations with A up to a_max, each with the
+// grid's runtime: a recording of a narrower space.
+std::filesystem::path narrow_grid_source(int a_max, const std::string& name) {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("steer_guided_" + name + "_" + std::to_string(getpid()) + ".json");
+  std::ofstream out(file);
+  out << R"({"device_name": "X", "kernel_name": "k", "problem_size": 1, "tune_params_keys": ["A", "B"], )"
+      << R"("tune_params": {"A": [)";
+  for (int a = 1; a <= a_max; ++a) out << (a > 1 ? ", " : "") << a;
+  out << R"(], "B": [)";
+  for (int b = 1; b <= 20; ++b) out << (b > 1 ? ", " : "") << b;
+  out << R"(]}, "objective": "time", "cache": {)";
+  for (int a = 1; a <= a_max; ++a) {
+    for (int b = 1; b <= 20; ++b) {
+      out << (a > 1 || b > 1 ? ", " : "") << '"' << a << ',' << b << R"(": {"A": )" << a << R"(, "B": )" << b
+          << R"(, "time": )" << 1.0 + std::abs(a * b - 90.0) / 10.0 << '}';
+    }
+  }
+  out << "}}";
+  return file;
+}
+
+// A source that ran the values of under half the tuned configurations (source_coverage 0.5)
+// ranks only its own slice: it stays a feature, but is no prior mean, and adds no candidates
+// or design pool, as with source_prior 0. A source covering the space keeps its prior mean.
+TEST(GuidedSearcher, ASourceOfANarrowerSpaceIsAFeatureOnly) {
+  const Space space = grid_space();
+  auto route = [&](const std::filesystem::path& source, std::map<std::string, std::string> settings) {
+    settings.emplace("source", source.string());
+    auto searcher = make_searcher("guided", {.seed = 3, .model_path = grid_model(), .settings = std::move(settings)});
+    return drive(*searcher, space, 1, 25, [&](ConfigIndex c) { return grid_result(space, c); }).order;
+  };
+  const std::filesystem::path narrow = narrow_grid_source(8, "narrow_source");  // 160 of 400
+  EXPECT_EQ(route(narrow, {}), route(narrow, {{"source_prior", "0"}}));
+  EXPECT_NE(route(narrow, {}), route(narrow, {{"source_coverage", "0"}})) << "the rule changes the route";
+  EXPECT_EQ(route(narrow, {{"source_coverage", "0.3"}}), route(narrow, {{"source_coverage", "0"}}))
+      << "0.4 of the space covered: a prior mean under a threshold of 0.3";
+  const std::filesystem::path wide = narrow_grid_source(12, "wide_source");  // 240 of 400
+  EXPECT_EQ(route(wide, {}), route(wide, {{"source_coverage", "0"}}));
+  std::filesystem::remove(narrow);
+  std::filesystem::remove(wide);
+}
+
 // A runtime fastest where A * B = 300, which needs A of 15 or more on the grid.
 double fastest_where_a_times_b_is_300(const Space& space, ConfigIndex c) {
   return 1.0 + std::abs(space.value(c, 0).as_double() * space.value(c, 1).as_double() - 300.0) / 10.0;

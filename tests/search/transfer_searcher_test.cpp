@@ -75,6 +75,30 @@ TEST(SourceOrder, AParameterOnlyOneSideHasDoesNotMatter) {
   EXPECT_DOUBLE_EQ(order[2].first, 1.0);
 }
 
+// How much of the tuned space a source can rank: the configurations whose every shared
+// parameter's value ran in the source. A narrower source covers its slice; a parameter only
+// one side has does not matter; a value the source lists but never ran (or ran and failed)
+// is not covered.
+TEST(SourceCoverage, IsTheShareOfConfigurationsWhoseValuesAllRanInTheSource) {
+  const Space space = tuned_space();
+  ImportedRecording narrow;
+  narrow.parameters = {{"X", {1, 2, 4}}, {"Y", {0, 1}}};
+  narrow.results = {recorded({{"X", 1}, {"Y", 0}}, 1.0), recorded({{"X", 2}, {"Y", 1}}, 2.0),
+                    recorded({{"X", 4}, {"Y", 0}}, NAN)};  // X = 4 failed: not covered
+  EXPECT_DOUBLE_EQ(search::source_coverage(space, search::source_runtimes(Recording::from_import(narrow))), 4.0 / 6.0);
+
+  ImportedRecording sparse;  // two of the six ran, between them every value
+  sparse.parameters = {{"X", {1, 2, 4}}, {"Y", {0, 1}}};
+  sparse.results = {recorded({{"X", 1}, {"Y", 0}}, 1.0), recorded({{"X", 2}, {"Y", 1}}, 2.0),
+                    recorded({{"X", 4}, {"Y", 1}}, 3.0)};
+  EXPECT_DOUBLE_EQ(search::source_coverage(space, search::source_runtimes(Recording::from_import(sparse))), 1.0);
+
+  ImportedRecording other;  // lacks Y, has Z: only X counts
+  other.parameters = {{"X", {1, 2}}, {"Z", {0, 1}}};
+  other.results = {recorded({{"X", 1}, {"Z", 0}}, 1.0)};
+  EXPECT_DOUBLE_EQ(search::source_coverage(space, search::source_runtimes(Recording::from_import(other))), 2.0 / 6.0);
+}
+
 TEST(SourceOrder, ASourceSharingNoParameterIsAnError) {
   ImportedRecording source;
   source.parameters = {{"W", {1}}};
