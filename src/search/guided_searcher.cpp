@@ -46,11 +46,11 @@ std::unique_ptr<Searcher> make_guided_searcher(const SearcherOptions& options) {
   guided.work_after_source = 1;
   // ... and a source whose own fastest either of them beats is set aside for the predicted
   // work: over ten pairs of recordings it never lowered P and raised it where the source is
-  // another input (gemm at 128^3 and 4096^3, either way) or holds few of the tuned space's
-  // configurations (the 205,216-configuration gemm with 128^3's model).
+  // another input (gemm at 128^3 and 4096^3, either way).
   guided.work_replaces_beaten_source = true;
   // ... and a source that ran the values of under half the tuned configurations (a narrower
-  // spec's recording) is a feature only, no prior mean: it ranks its own slice alone.
+  // spec's recording: the 205,216-configuration gemm with the 5,788-configuration gemm's
+  // model) is a feature only, no prior mean: it ranks its own slice alone.
   guided.source_coverage = 0.5;
   guided.parameter_weight = 0.1;
   // ... but at full weight, as in `bayes`, a parameter the model cannot tell apart.

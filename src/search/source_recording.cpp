@@ -15,16 +15,31 @@ SourceRuntimes source_runtimes(const Recording& recording) {
 
 SourceRuntimes source_runtimes(const CounterModel& model) { return {model.parameters(), model.recorded_runtimes()}; }
 
-std::vector<std::pair<double, ConfigIndex>> source_order(const Space& tuned, const SourceRuntimes& source) {
-  std::vector<std::size_t> tuned_at, source_at;  // the shared parameters' positions
+namespace {
+
+// The positions of the parameters both spaces have, matched by name: in the tuned space and
+// in the source.
+struct SharedParameters {
+  std::vector<std::size_t> tuned_at, source_at;
+};
+
+SharedParameters shared_parameters(const Space& tuned, const SourceRuntimes& source) {
+  SharedParameters shared;
   for (std::size_t p = 0; p < tuned.parameters().size(); ++p) {
     for (std::size_t q = 0; q < source.parameters.size(); ++q) {
       if (source.parameters[q].name != tuned.parameters()[p].name) continue;
-      tuned_at.push_back(p);
-      source_at.push_back(q);
+      shared.tuned_at.push_back(p);
+      shared.source_at.push_back(q);
       break;
     }
   }
+  return shared;
+}
+
+}  // namespace
+
+std::vector<std::pair<double, ConfigIndex>> source_order(const Space& tuned, const SourceRuntimes& source) {
+  const auto [tuned_at, source_at] = shared_parameters(tuned, source);
   if (tuned_at.empty()) throw Error("source recording: it shares no parameter with the tuned space");
   std::map<std::vector<Value>, double> fastest;  // shared values -> fastest recorded runtime
   std::vector<Value> key(tuned_at.size());
@@ -51,24 +66,19 @@ std::vector<std::pair<double, ConfigIndex>> source_order(const Space& tuned, con
 
 double source_coverage(const Space& tuned, const SourceRuntimes& source) {
   if (tuned.size() == 0) return 1;
-  std::vector<std::size_t> tuned_at;   // the shared parameters' positions in the tuned space
+  const auto [tuned_at, source_at] = shared_parameters(tuned, source);
   std::vector<std::vector<bool>> ran;  // [shared][tuned value]: whether the source ran it
-  for (std::size_t p = 0; p < tuned.parameters().size(); ++p) {
-    const Parameter& parameter = tuned.parameters()[p];
-    for (std::size_t q = 0; q < source.parameters.size(); ++q) {
-      if (source.parameters[q].name != parameter.name) continue;
-      std::vector<bool> source_ran(source.parameters[q].values.size(), false);
-      for (const std::vector<std::uint32_t>& row : source.runtimes.values) source_ran[row[q]] = true;
-      std::vector<bool> seen(parameter.values.size(), false);
-      for (std::size_t v = 0; v < parameter.values.size(); ++v) {
-        const auto& values = source.parameters[q].values;
-        const auto it = std::find(values.begin(), values.end(), parameter.values[v]);
-        seen[v] = it != values.end() && source_ran[static_cast<std::size_t>(it - values.begin())];
-      }
-      tuned_at.push_back(p);
-      ran.push_back(std::move(seen));
-      break;
+  for (std::size_t k = 0; k < tuned_at.size(); ++k) {
+    const std::vector<Value>& tuned_values = tuned.parameters()[tuned_at[k]].values;
+    const std::vector<Value>& source_values = source.parameters[source_at[k]].values;
+    std::vector<bool> source_ran(source_values.size(), false);
+    for (const std::vector<std::uint32_t>& row : source.runtimes.values) source_ran[row[source_at[k]]] = true;
+    std::vector<bool> seen(tuned_values.size(), false);
+    for (std::size_t v = 0; v < tuned_values.size(); ++v) {
+      const auto it = std::find(source_values.begin(), source_values.end(), tuned_values[v]);
+      seen[v] = it != source_values.end() && source_ran[static_cast<std::size_t>(it - source_values.begin())];
     }
+    ran.push_back(std::move(seen));
   }
   std::size_t covered = 0;
   std::vector<std::uint32_t> at(tuned.parameters().size());
