@@ -72,6 +72,11 @@ class Searcher {
   // one that proposes several configurations at a time anyway need not change. Never called
   // for one device: the sequential search stays as it is.
   virtual void parallel(std::size_t /*devices*/) {}
+  // Called before start() by a run on a device (never by a replay, which charges the
+  // searcher's time as one thread measures it): the searcher may spread its own computation
+  // over up to `threads` threads, cores the loop leaves idle while it chooses. Must not
+  // change what the searcher proposes.
+  virtual void use_threads(std::size_t /*threads*/) {}
   // While results are pending: up to `count` configurations it expects to propose next, the
   // likeliest first, once they are in. Not proposals: the loop may compile them on compile
   // threads that would idle (TuneOptions::guesses), and tests only what is proposed. Must

@@ -30,6 +30,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -39,6 +40,8 @@
 #include <numbers>
 #include <numeric>
 #include <span>
+#include <system_error>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -87,6 +90,8 @@ double dot(const double* a, const double* b, std::size_t n) {
 // of vector c): per vector the same products summed in the same order, so the same bits, with
 // each element of `a` read once for all of them.
 constexpr std::size_t kBlock = 4;
+// Work (flops) that is worth a thread of its own: starting one costs tens of microseconds.
+constexpr double kFlopsPerThread = 2e6;
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 __attribute__((target_clones("avx2", "default")))
 #endif
@@ -242,23 +247,30 @@ class IncrementalCholesky {
     }
   }
 
+  // What solve_block works in: one per thread that solves.
+  struct BlockScratch {
+    std::vector<double> kernels, v;  // by configuration / interleaved
+  };
+
   // extend() of kBlock empty v at once, for the configurations x[0..kBlock): the same
   // arithmetic per configuration, so the same bits, with each row of L read once for all of
   // them rather than once each (a refit re-solves every candidate; L of 300 points is 360 KB).
-  void solve_block(const std::array<const double*, kBlock>& x, const std::array<std::vector<double>*, kBlock>& v) const {
-    block_kernels_.resize(n_ * kBlock);
-    block_v_.resize(n_ * kBlock);
-    for (std::size_t c = 0; c < kBlock; ++c) kernels(x[c], 0, block_kernels_.data() + c * n_);
+  // Each v must hold size() elements already: the solve allocates only in `scratch`, so that
+  // blocks can be solved on several threads at once, each with a scratch of its own.
+  void solve_block(const std::array<const double*, kBlock>& x, const std::array<std::vector<double>*, kBlock>& v,
+                   BlockScratch& scratch) const {
+    scratch.kernels.resize(n_ * kBlock);
+    scratch.v.resize(n_ * kBlock);
+    for (std::size_t c = 0; c < kBlock; ++c) kernels(x[c], 0, scratch.kernels.data() + c * n_);
     double sums[kBlock];
     for (std::size_t i = 0; i < n_; ++i) {
-      dot_block(l_.data() + i * (i + 1) / 2, block_v_.data(), i, sums);
+      dot_block(l_.data() + i * (i + 1) / 2, scratch.v.data(), i, sums);
       for (std::size_t c = 0; c < kBlock; ++c) {
-        block_v_[i * kBlock + c] = (block_kernels_[c * n_ + i] - sums[c]) * inverse_diagonal_[i];
+        scratch.v[i * kBlock + c] = (scratch.kernels[c * n_ + i] - sums[c]) * inverse_diagonal_[i];
       }
     }
     for (std::size_t c = 0; c < kBlock; ++c) {
-      v[c]->resize(n_);
-      for (std::size_t i = 0; i < n_; ++i) (*v[c])[i] = block_v_[i * kBlock + c];
+      for (std::size_t i = 0; i < n_; ++i) (*v[c])[i] = scratch.v[i * kBlock + c];
     }
   }
 
@@ -303,7 +315,6 @@ class IncrementalCholesky {
   std::vector<double> l_;                 // packed lower triangle, n (n + 1) / 2
   std::vector<double> inverse_diagonal_;  // 1 / L(i, i)
   mutable std::vector<double> scratch_;
-  mutable std::vector<double> block_kernels_, block_v_;  // solve_block's, by configuration / interleaved
 };
 
 class BayesSearcher final : public Searcher {
@@ -417,6 +428,7 @@ class BayesSearcher final : public Searcher {
     model_ = std::make_unique<IncrementalCholesky>(dims_, options_.covariance);
     model_points_.clear();
     modelled_ = 0;
+    selected_of_ = 0;
     lies_.clear();
     refit({}, kFirstNugget);
     dense_.assign(space.size() <= kDenseUpTo ? space.size() : 0, Dense{});
@@ -503,6 +515,8 @@ class BayesSearcher final : public Searcher {
   std::vector<Explanation> take_explanations() override { return std::exchange(explanations_, {}); }
 
   void parallel(std::size_t devices) override { devices_ = std::max<std::size_t>(1, devices); }
+
+  void use_threads(std::size_t threads) override { threads_ = std::max<std::size_t>(1, threads); }
 
   void observe(const Result& result) override {
     test_costs_.observe(result);
@@ -958,27 +972,60 @@ class BayesSearcher final : public Searcher {
 
   // Solves v from scratch for those of `slots` that have none yet (the newly drawn, and after
   // a refit every candidate), kBlock at a time (IncrementalCholesky::solve_block), so that
-  // scored() finds them solved. The rest are left to scored().
+  // scored() finds them solved. The rest are left to scored(). Past max_points, where every
+  // choice refits and so solves every candidate afresh, the blocks are spread over the
+  // threads the loop lends (use_threads): each block is the same arithmetic on any thread, so
+  // the choices are the same bits however many solve them.
   void solve_unsolved(std::vector<std::uint32_t> slots) {
-    if (model_->size() < 2 * kBlock) return;
+    const std::size_t n = model_->size();
+    if (n < 2 * kBlock) return;
     std::sort(slots.begin(), slots.end());  // a configuration can be drawn twice in a choice
     slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
-    std::array<const double*, kBlock> x{};
-    std::array<std::vector<double>*, kBlock> v{};
+    struct Block {
+      std::array<const double*, kBlock> x{};
+      std::array<std::vector<double>*, kBlock> v{};
+    };
+    std::vector<Block> blocks;
+    Block block;
     std::size_t filled = 0;
     for (std::uint32_t slot : slots) {
       Kept& k = current(slot);
       if (!k.v.empty()) continue;
-      x[filled] = kept_x_.data() + std::size_t{slot} * dims_;
-      v[filled] = &k.v;
+      block.x[filled] = kept_x_.data() + std::size_t{slot} * dims_;
+      block.v[filled] = &k.v;
       if (++filled < kBlock) continue;
-      for (std::vector<double>* solved : v) {
-        solved->reserve(std::min<std::size_t>(2 * model_->size(), options_.max_points));
+      for (std::vector<double>* solved : block.v) {
+        solved->reserve(std::max(n, std::min<std::size_t>(2 * n, options_.max_points)));
+        solved->resize(n);
       }
-      model_->solve_block(x, v);
-      kept_doubles_ += kBlock * model_->size();
+      blocks.push_back(block);
+      kept_doubles_ += kBlock * n;
       filled = 0;
     }
+    // A block is about 2 kBlock n^2 / 2 flops: spread only what outweighs starting threads.
+    const double flops = static_cast<double>(blocks.size()) * kBlock * static_cast<double>(n) * static_cast<double>(n);
+    const std::size_t threads = flops < kFlopsPerThread ? 1
+                                                         : std::min<std::size_t>({threads_, blocks.size(),
+                                                                                  static_cast<std::size_t>(flops / kFlopsPerThread)});
+    std::atomic<std::size_t> next{0};
+    auto solve = [&] {
+      IncrementalCholesky::BlockScratch scratch;
+      scratch.kernels.reserve(n * kBlock);
+      scratch.v.reserve(n * kBlock);
+      for (std::size_t b; (b = next.fetch_add(1, std::memory_order_relaxed)) < blocks.size();) {
+        model_->solve_block(blocks[b].x, blocks[b].v, scratch);
+      }
+    };
+    std::vector<std::thread> helpers;
+    for (std::size_t t = 1; t < threads; ++t) {
+      try {
+        helpers.emplace_back(solve);
+      } catch (const std::system_error&) {
+        break;  // fewer helpers, the same blocks: this thread solves what they would have
+      }
+    }
+    solve();
+    for (std::thread& helper : helpers) helper.join();
   }
 
   void forget(ConfigIndex c) {
@@ -1065,6 +1112,10 @@ class BayesSearcher final : public Searcher {
   void update_model() {
     const std::size_t cap = options_.max_points;
     if (measured_.size() > cap) {
+      // The model is this selection of these very measurements already (the guesses of
+      // likely_next, made after the choice): a refit would make the same model and solve
+      // every candidate again.
+      if (lies_.empty() && selected_of_ == measured_.size() && selected_generation_ == generation_) return;
       refit(selection(measured_, cap), kFirstNugget);
       for (; modelled_ < measured_.size(); ++modelled_) {
         lies_.erase(measured_[modelled_].second);
@@ -1074,6 +1125,8 @@ class BayesSearcher final : public Searcher {
       std::sort(pending.begin(), pending.end());
       lies_.clear();
       for (ConfigIndex c : pending) lie_about(c);
+      selected_of_ = measured_.size();
+      selected_generation_ = generation_;
       return;
     }
     bool retarget = false;
@@ -1325,10 +1378,14 @@ class BayesSearcher final : public Searcher {
   std::vector<std::pair<double, ConfigIndex>> model_points_;  // in the model's order
   Targets targets_;
   std::size_t modelled_ = 0;      // measured_[0 .. modelled_) have been offered to the model
+  // Past max_points: how many measurements the model's selection was made of, by which refit.
+  std::size_t selected_of_ = 0;
+  std::uint64_t selected_generation_ = 0;
   std::uint64_t generation_ = 0;  // bumped by every refit, when all kept v go stale
   std::uint64_t targets_version_ = 0;    // bumped when a lie's real cost replaces it
   std::unordered_set<ConfigIndex> lies_;  // pending configurations in the model under a lie
   std::size_t devices_ = 1;               // tests at once (parallel())
+  std::size_t threads_ = 1;               // threads solve_unsolved may use (use_threads())
 
   std::vector<Dense> dense_;  // per configuration, in spaces up to kDenseUpTo
   std::unordered_map<ConfigIndex, std::uint32_t> sparse_;  // configuration -> slot, in larger ones

@@ -22,6 +22,7 @@ class DefaultSearcher final : public Searcher {
   std::vector<Proposal> propose(std::size_t max) override { return chosen_->propose(max); }
   void observe(const Result& result) override { chosen_->observe(result); }
   void parallel(std::size_t devices) override { chosen_->parallel(devices); }
+  void use_threads(std::size_t threads) override { chosen_->use_threads(threads); }
   std::vector<ConfigIndex> likely_next(std::size_t count) override { return chosen_->likely_next(count); }
   std::vector<Explanation> take_explanations() override { return chosen_->take_explanations(); }
 

@@ -11,6 +11,7 @@
 #include <future>
 #include <numeric>
 #include <system_error>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 
@@ -751,6 +752,13 @@ TuneSummary Loop::run() {
   progress_.planned = planned_tests();
   const Clock::time_point searcher_start = Clock::now();
   if (parallel) searcher_.parallel(executor_.slots());
+  if (!executor_.simulated() && !parallel && !info.device.runs_on_host_cores) {
+    // The cores that neither this thread nor the compiles (the next proposal's and the
+    // guesses') keep busy while the searcher chooses; at most 8, where more gain little.
+    const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+    const std::size_t compiling = pool_ ? std::min<std::size_t>(compile_threads_, options_.guesses + 1) : 0;
+    searcher_.use_threads(std::clamp<std::size_t>(cores > compiling + 1 ? cores - compiling - 1 : 1, 1, 8));
+  }
   searcher_.start(space_);
   charge_searcher(searcher_start);
   summary_.setup_s = seconds_since(start_);

@@ -200,18 +200,21 @@ class Reference {
 std::vector<ConfigIndex> searched(const Space& space, std::uint64_t seed, std::size_t max_points,
                                   std::size_t tests, bool with_failures,
                                   const std::string& kernel = "matern32",
-                                  const std::string& lengthscale = "1.5") {
+                                  const std::string& lengthscale = "1.5", std::size_t threads = 1,
+                                  bool guess = false) {
   auto searcher =
       make_searcher("bayes", SearcherOptions{.seed = seed,
                                              .settings = {{"max_points", std::to_string(max_points)},
                                                           {"covariancekernel", kernel},
                                                           {"covariancelengthscale", lengthscale}}});
+  searcher->use_threads(threads);
   searcher->start(space);
   std::vector<ConfigIndex> order;
   while (order.size() < tests) {
     std::vector<Proposal> proposals = searcher->propose(1);
     if (proposals.empty()) break;
     order.push_back(proposals.front().config);
+    if (guess) searcher->likely_next(4);  // as the loop does while the test runs
     searcher->observe(measure(space, proposals.front().config, with_failures));
   }
   return order;
@@ -241,6 +244,27 @@ TEST(BayesSearcher, ChoosesAsTheReferencePastMaxPoints) {
     EXPECT_EQ(searched(space, seed, 24, 90, true), Reference(seed, 24).run(space, 90, true))
         << "seed " << seed;
   }
+}
+
+// A device's loop lends the searcher idle cores (Searcher::use_threads): past max_points every
+// choice solves all ~1,100 candidates afresh against 120 points, spread over 4 threads, and
+// chooses as the reference still, as on one thread.
+TEST(BayesSearcher, ChoosesAsTheReferenceOnSeveralThreads) {
+  const Space space = grid_space();
+  const std::vector<ConfigIndex> reference = Reference(9, 120).run(space, 150, true);
+  EXPECT_EQ(searched(space, 9, 120, 150, true, "matern32", "1.5", 4), reference);
+  EXPECT_EQ(searched(space, 9, 120, 150, true, "matern32", "1.5", 1), reference);
+}
+
+// Guessing the next choice while a test runs (Searcher::likely_next) changes no choice, past
+// max_points too, where the guess reuses the choice's model rather than refitting it.
+TEST(BayesSearcher, ChoosesAsTheReferenceWhileGuessing) {
+  const Space space = grid_space();
+  for (std::uint64_t seed : {6, 7}) {
+    EXPECT_EQ(searched(space, seed, 24, 90, true, "matern32", "1.5", 1, true), Reference(seed, 24).run(space, 90, true))
+        << "seed " << seed;
+  }
+  EXPECT_EQ(searched(space, 9, 120, 150, true, "matern32", "1.5", 4, true), Reference(9, 120).run(space, 150, true));
 }
 
 // The other kernels, and another length scale.

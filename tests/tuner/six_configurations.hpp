@@ -85,9 +85,11 @@ class DescendingOneAtATime final : public Searcher {
     for (ConfigIndex c = next_; c > 0 && out.size() < count; --c) out.push_back(c - 1);
     return out;
   }
+  void use_threads(std::size_t threads) override { threads_lent = threads; }
 
   std::vector<ConfigIndex> observed;
   std::size_t guesses_asked = 0;
+  std::size_t threads_lent = 0;  // 0: use_threads was not called
 
  private:
   bool guess_wrong_;

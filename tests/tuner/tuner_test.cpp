@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -328,6 +329,24 @@ TEST_F(TunerTest, NoGuessesWithOneCompileThread) {
   EXPECT_EQ(summary.tests, space_->size());
   EXPECT_EQ(summary.guessed, 0u);
   EXPECT_EQ(searcher.guesses_asked, 0u);
+}
+
+// A searcher may spread its own work over the cores that neither the loop's thread nor the
+// compiles (the next proposal's and up to `guesses` guesses) keep busy, at most 8; none on a
+// device that runs on the host's cores, whose measurements they would disturb.
+TEST_F(TunerTest, ASearcherIsLentTheCoresTheCompilesLeaveIdle) {
+  TuneOptions options;
+  options.compile_threads = 4;
+  options.final_check = 0;
+  testing_support::DescendingOneAtATime searcher;
+  tune(spec_, *space_, backend_, searcher, nullptr, options);
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  EXPECT_EQ(searcher.threads_lent, std::clamp<std::size_t>(cores > 5 ? cores - 5 : 1, 1, 8));
+
+  backend_.on_host_cores = true;
+  testing_support::DescendingOneAtATime on_host;
+  tune(spec_, *space_, backend_, on_host, nullptr, options);
+  EXPECT_EQ(on_host.threads_lent, 0u) << "not lent";
 }
 
 TEST_F(TunerTest, ADeviceOnTheHostCoresCompilesInlineUnlessThreadsAreAskedFor) {
