@@ -1,12 +1,13 @@
 // What one choice of the model-based default searcher (`surrogate`) costs, replayed on the
-// H200 recordings of gemm, conv and transpose: proposing a configuration and taking in its
-// result (and guessing the next choice meanwhile), averaged over tests 1–300 and over tests 301–400. Up to `max_points` (300)
-// measurements the Gaussian process grows by one row a test; past it each choice keeps a new
-// selection of 300 and refits (docs/searchers.md, `bayes`), so the second figure is the
-// steady cost of a long tuning. gemm (5,788 configurations) and conv (5,248) score 1,000
-// random candidates a choice; transpose (1,836), under 4 x 1,000, scores every untested one.
-// Each is timed on one thread and on the machine's cores, at most 8 (Searcher::use_threads, which a
-// run on a device grants: up to 8 cores the compiles leave idle); the choices are the same.
+// H200 recordings of gemm, conv and transpose: proposing a configuration, guessing the next
+// choice meanwhile and taking in its result, averaged over tests 1–300 and over tests
+// 301–400. Up to `max_points` (300) measurements the Gaussian process grows by one row a
+// test; past it each choice keeps a new selection of 300 and refits (docs/searchers.md,
+// `bayes`), so the second figure is the steady cost of a long tuning. gemm (5,788
+// configurations) and conv (5,248) score 1,000 random candidates a choice; transpose (1,836),
+// under 4 x 1,000, scores every untested one. Each is timed on one thread and on the
+// machine's cores, at most 8, as a run on a device lends them (Searcher::use_threads); the
+// choices are the same.
 //
 //   build/bench/searcher_choice
 //

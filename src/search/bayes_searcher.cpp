@@ -972,10 +972,11 @@ class BayesSearcher final : public Searcher {
 
   // Solves v from scratch for those of `slots` that have none yet (the newly drawn, and after
   // a refit every candidate), kBlock at a time (IncrementalCholesky::solve_block), so that
-  // scored() finds them solved. The rest are left to scored(). Past max_points, where every
-  // choice refits and so solves every candidate afresh, the blocks are spread over the
-  // threads the loop lends (use_threads): each block is the same arithmetic on any thread, so
-  // the choices are the same bits however many solve them.
+  // scored() finds them solved. The rest are left to scored(). After a refit (at every choice
+  // past max_points, and when the length scales are fitted), which leaves every candidate to
+  // solve afresh, the blocks are spread over the threads the loop lends (use_threads): each
+  // block is the same arithmetic on any thread, so the choices are the same bits however many
+  // solve them.
   void solve_unsolved(std::vector<std::uint32_t> slots) {
     const std::size_t n = model_->size();
     if (n < 2 * kBlock) return;

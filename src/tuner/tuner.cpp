@@ -757,7 +757,7 @@ TuneSummary Loop::run() {
     // guesses') keep busy while the searcher chooses; at most 8, where more gain little.
     const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
     const std::size_t compiling = pool_ ? std::min<std::size_t>(compile_threads_, options_.guesses + 1) : 0;
-    searcher_.use_threads(std::clamp<std::size_t>(cores > compiling + 1 ? cores - compiling - 1 : 1, 1, 8));
+    searcher_.use_threads(cores > compiling + 1 ? std::min<std::size_t>(cores - compiling - 1, 8) : 1);
   }
   searcher_.start(space_);
   charge_searcher(searcher_start);
