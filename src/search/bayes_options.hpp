@@ -111,6 +111,12 @@ struct BayesOptions {
   // space worse than the predicted work does: another input whose fastest misleads (gemm at
   // 128^3 for 4096^3), or a source recorded over a narrower space.
   bool work_replaces_beaten_source = false;
+  // With a prior mean (source_prior): its fitted factor b is kept at 0 or above, so that a
+  // prior the first measurements contradict fades instead of turning round. Turned round, a
+  // shape's far tail becomes the best prediction: on nbody_h200, after three tests whose
+  // lightest predicted was the slowest, b came out -1.5 to -2.5 and the heaviest predicted
+  // configuration (10 standard deviations out, 50 times the best runtime) was chosen next.
+  bool prior_fades = false;
   std::uint64_t initial_samples_without_prior = 0;  // where work_prior finds no work to rank by (0: initial_samples)
   // With reaction_draws > 0 (and a model): the first design point (after the source's fastest)
   // is profiled, and the expert

@@ -864,7 +864,8 @@ class BayesSearcher final : public Searcher {
   }
 
   // The prior mean's factor b: the generalised least-squares fit of the standardised targets
-  // by the prior's shape, p^T K^-1 y / p^T K^-1 p, with the prior N(1, source_prior^2) on b.
+  // by the prior's shape, p^T K^-1 y / p^T K^-1 p, with the prior N(1, source_prior^2) on b;
+  // with prior_fades, 0 where that comes out negative.
   double prior_factor(double failed, double mean, double scale) const {
     if (prior_.empty()) return 0;
     const std::size_t n = targets_.prior.size();
@@ -875,7 +876,8 @@ class BayesSearcher final : public Searcher {
       pp += targets_.prior[i] * targets_.prior[i];
     }
     const double precision = 1.0 / (source_prior_ * source_prior_);
-    return (py + precision) / (pp + precision);
+    const double b = (py + precision) / (pp + precision);
+    return options_.prior_fades ? std::max(0.0, b) : b;
   }
 
   // Each predicted counter that varies over the space, as log(1 + value) scaled to [0, 1]:
@@ -1469,6 +1471,7 @@ std::unique_ptr<Searcher> search::make_bayes(const SearcherOptions& options, Bay
     bayes.expert.compute_bound = settings.flag("compute_bound", false);
     bayes.design_stop = settings.flag("design_stop", bayes.design_stop);
     bayes.design_share = settings.number("design_share", bayes.design_share, 0.01, 1);
+    bayes.prior_fades = settings.flag("prior_fades", bayes.prior_fades);
   }
   settings.finish();
   return std::make_unique<BayesSearcher>(options.seed, bayes);

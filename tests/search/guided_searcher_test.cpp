@@ -547,6 +547,45 @@ TEST(GuidedSearcher, WithoutASourceThePredictedWorkStandsInForOne) {
   std::filesystem::remove(model);
 }
 
+// A prior mean the first tests contradict fades; it does not turn round. On nbody_h200 with
+// its own model and no source, the predicted lightest configuration runs 2.5 times slower
+// than the best, and after the three-point design the prior's fitted factor comes out
+// negative: turned round, the prior's far tail, the configuration predicted heaviest (10
+// standard deviations out, 50 times slower than the best), would be the next test.
+TEST(GuidedSearcher, APriorTheFirstTestsContradictFadesInsteadOfTurningRound) {
+  const std::string recording = STEER_DATA_DIR "/h200/nbody_h200.db.gz";
+  const Recording tuned = Recording::load(recording);
+  const std::filesystem::path model = tree_model_of(recording);
+  const std::vector<std::pair<double, ConfigIndex>> work = predicted_work_order(model, tuned.space());
+  ASSERT_FALSE(work.empty());
+  // The predicted heaviest 1 %: all of them run over 5 times slower than the best.
+  double best_ms = INFINITY;
+  for (ConfigIndex c = 0; c < tuned.space().size(); ++c) {
+    const Result r = tuned.replay(c);
+    if (r.ok()) best_ms = std::min(best_ms, r.time.median_ms);
+  }
+  std::set<ConfigIndex> heaviest;
+  for (std::size_t i = work.size() - work.size() / 100; i < work.size(); ++i) {
+    heaviest.insert(work[i].second);
+    EXPECT_GT(tuned.replay(work[i].second).time.median_ms, 5 * best_ms);
+  }
+  auto replay = [&](ConfigIndex c) { return tuned.replay(c); };
+  auto runs_testing_the_heaviest = [&](const std::string& fades) {
+    std::size_t runs = 0;
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+      auto searcher = make_searcher("guided", {.seed = seed,
+                                               .model_path = model.string(),
+                                               .settings = {{"source", "none"}, {"prior_fades", fades}}});
+      const std::vector<ConfigIndex> first = drive(*searcher, tuned.space(), 1, 8, replay).order;
+      if (std::any_of(first.begin(), first.end(), [&](ConfigIndex c) { return heaviest.contains(c); })) ++runs;
+    }
+    return runs;
+  };
+  EXPECT_EQ(runs_testing_the_heaviest("true"), 0u) << "of 10 runs, in their first 8 tests";
+  EXPECT_GE(runs_testing_the_heaviest("false"), 6u) << "of 10 runs, in their first 8 tests";
+  std::filesystem::remove(model);
+}
+
 // With a source that ranks the tuned GPU's configurations much as it does (pnpoly on the RTX
 // 2080 Ti for the RTX 3090), the source's runtimes as the model's prior mean lead it to the
 // tuned GPU's best within a few tens of tests; the model alone, with the source's runtime as
