@@ -71,6 +71,9 @@ def main():
     ap.add_argument("--kt-runs")
     ap.add_argument("--kt-files")
     ap.add_argument("--out", help="keep each simulation's JSON here")
+    ap.add_argument("--save", help="write the simulations' JSON to this file, as the files of data/scores/ hold "
+                                   "them (with --objective other than time, under that objective, keeping the "
+                                   "file's other objectives)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--objective", default="time")
     ap.add_argument("--model-kind", default="tree", help="steer model train's --kind (default: tree)")
@@ -126,9 +129,10 @@ def main():
         for setting in settings + args.set:  # steer simulate refuses settings of searchers it does not run
             if setting.split(".")[0] in searchers:
                 cmd += ["--set", setting]
-        rows = {}
+        rows, saved = {}, {}
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         open(os.path.join(work, stem(tuned) + ".json"), "w").write(out)
+        saved["steer"] = json.loads(out)
         for s in searchers_of(out):
             rows[s["name"]] = (s["score_time"], s["score_fevals"])
         if args.kt_runs:
@@ -137,14 +141,33 @@ def main():
                   "--score-runs", os.path.join(args.kt_runs, stem(tuned) + ".kt-runs.json")]
             out = subprocess.run(kt, check=True, capture_output=True, text=True).stdout
             open(os.path.join(work, stem(tuned) + ".kt.json"), "w").write(out)
+            saved["kernel_tuner"] = json.loads(out)
             for s in searchers_of(out):
                 if s["name"].startswith("kernel_tuner:"):
                     rows[s["name"]] = (s["score_time"], s["score_fevals"])
-        return stem(tuned), rows
+        return stem(tuned), rows, saved
 
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        results = dict(pool.map(run, pairs))
+        done = list(pool.map(run, pairs))
+    results = {name: rows for name, rows, _ in done}
+    if args.save:
+        save(args.save, args.objective, {name: saved for name, _, saved in done})
     print_tables(results)
+
+
+def save(path, objective, by_recording):
+    """Writes {RECORDING: {"steer": ..., "kernel_tuner": ...}} to `path`; for an objective other
+    than time {OBJECTIVE: {RECORDING: ...}}, with the other objectives the file already holds."""
+    data = by_recording
+    if objective != "time":
+        data = {}
+        if os.path.exists(path):
+            with open(path) as f:
+                data = json.load(f)
+        data[objective] = by_recording
+    with open(path, "w") as f:
+        json.dump(data, f)
+        f.write("\n")
 
 
 def rows_of_file(path):
