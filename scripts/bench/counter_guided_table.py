@@ -164,6 +164,9 @@ def save(path, objective, by_recording):
         if os.path.exists(path):
             with open(path) as f:
                 data = json.load(f)
+            if any(isinstance(v, dict) and "steer" in v for v in data.values()):
+                sys.exit(f"counter_guided_table.py: {path} holds a time objective's scores "
+                         "({RECORDING: ...}); --save another file for --objective " + objective)
         data[objective] = by_recording
     with open(path, "w") as f:
         json.dump(data, f)
