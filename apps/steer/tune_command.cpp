@@ -246,8 +246,16 @@ std::unique_ptr<Backend> open_rank_backend(const TuneArgs& args, const MpiJob& j
   }
 }
 
-int run_tune(const TuneArgs& args) {
-  const std::unique_ptr<MpiJob> job = join_mpi_job(args);
+// A rank that stopped answering cannot take part in ending the job in order (MPI_Finalize
+// would wait for it forever): every finished test is stored, and the job is ended at once.
+[[noreturn]] void end_after_a_lost_rank(MpiJob& job, int code) {
+  fmt::print(stderr, "steer: a rank was lost during the run; every finished test is stored; ending the MPI job\n");
+  std::fflush(nullptr);
+  job.abort(code);
+}
+
+// Tunes as `args` say: alone, or as a rank of `job`.
+int tune_as_told(const TuneArgs& args, MpiJob* job) {
   const bool serving = job && job->rank() != 0;  // measures what rank 0 hands it; prints nothing
   Spec loaded = load_spec(args.spec);
   std::string note;
@@ -384,13 +392,22 @@ int run_tune(const TuneArgs& args) {
     fmt::print(stderr, "steer: no configuration was valid ({} tested, {} failed)\n", summary.tests, summary.failed);
     code = kNoValidResult;
   }
-  if (job && job->lost_a_rank()) {
-    // A rank that stopped answering cannot take part in ending the job in order: every test
-    // is stored, and the job is ended at once.
-    fmt::print(stderr, "steer: a rank was lost during the run; every finished test is stored; ending the MPI job\n");
-    std::fflush(stdout);
-    job->abort(code == kSuccess ? kRankLost : code);
+  if (job && job->lost_a_rank()) end_after_a_lost_rank(*job, code == kSuccess ? kRankLost : code);
+  return code;
+}
+
+int run_tune(const TuneArgs& args) {
+  const std::unique_ptr<MpiJob> job = join_mpi_job(args);
+  int code = kSuccess;
+  try {
+    code = tune_as_told(args, job.get());
+  } catch (const std::exception& e) {
+    if (!job || !job->lost_a_rank()) throw;
+    fmt::print(stderr, "steer: error: {}\n", e.what());
+    end_after_a_lost_rank(*job, kError);
   }
+  // A rank found lost only when told to stop.
+  if (job && job->lost_a_rank()) end_after_a_lost_rank(*job, code == kSuccess ? kRankLost : code);
   return code;
 }
 

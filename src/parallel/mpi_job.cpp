@@ -6,8 +6,10 @@
 //   r -> 0  result  {"result"} (Steer JSON of a Result, and "warnings"), or {"error"}
 //   0 -> r  stop    the run is over
 // Rank 0 calls MPI from the threads of its DevicePool, one at a time (a mutex;
-// MPI_THREAD_SERIALIZED), polling for answers so that a rank that never answers is found by
-// its timeout rather than waited for.
+// MPI_THREAD_SERIALIZED). It never blocks on another rank: every send and receive is
+// nonblocking and polled, the mutex released between polls, so that a rank that died or hangs
+// is found by its timeout rather than waited for. (A blocking MPI_Send to a killed rank can
+// wait forever under Open MPI, holding the mutex and so every other rank's thread.)
 #include "parallel/mpi_job.hpp"
 
 #include <fmt/format.h>
@@ -18,6 +20,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <list>
 #include <mutex>
 #include <thread>
 
@@ -98,20 +101,73 @@ struct MpiJob::Impl {
   std::mutex mutex;  // rank 0: one MPI call at a time
   bool handed_out = false;
   bool lost = false;
+  // Rank 0: sends and receives a lost rank never completed. MPI may still write or read
+  // their buffers, so these stay where they are until the job is aborted.
+  struct Abandoned {
+    std::unique_ptr<std::string> buffer;
+    MPI_Request request = MPI_REQUEST_NULL;
+  };
+  std::list<Abandoned> abandoned;
+
+  // Rank 0: polls `request` (over `buffer`) until it completes or `deadline` passes; whether
+  // it completed. One that did not takes `buffer` into `abandoned`.
+  bool complete(MPI_Request request, std::unique_ptr<std::string>& buffer, Clock::time_point deadline) {
+    for (auto pause = std::chrono::microseconds(20);; pause = std::min(2 * pause, std::chrono::microseconds(2000))) {
+      {
+        std::lock_guard lock(mutex);
+        int done = 0;
+        MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+        if (done) return true;
+        if (Clock::now() > deadline) {
+          abandoned.push_back(Abandoned{std::move(buffer), request});
+          return false;
+        }
+      }
+      std::this_thread::sleep_for(pause);
+    }
+  }
+
+  // Rank 0: sends `text` to `to`; false when the send did not complete within `timeout_s`
+  // (the rank is gone, or hangs without receiving).
+  bool send_within(std::string text, int to, int tag, double timeout_s) {
+    const Clock::time_point deadline = Clock::now() + seconds(timeout_s);
+    auto buffer = std::make_unique<std::string>(std::move(text));
+    MPI_Request request = MPI_REQUEST_NULL;
+    {
+      std::lock_guard lock(mutex);
+      MPI_Isend(buffer->data(), static_cast<int>(buffer->size()), MPI_CHAR, to, tag, MPI_COMM_WORLD, &request);
+    }
+    return complete(request, buffer, deadline);
+  }
 
   // Rank 0: the next message of `tag` from `from`, or nullopt when `timeout_s` passes first
   // or `interrupt` is set (`interrupted` then says so).
   std::optional<std::string> await(int from, int tag, double timeout_s, const std::atomic<bool>* interrupt,
                                    bool* interrupted = nullptr) {
-    const Clock::time_point deadline =
-        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+    const Clock::time_point deadline = Clock::now() + seconds(timeout_s);
     for (auto pause = std::chrono::microseconds(50);; pause = std::min(2 * pause, std::chrono::microseconds(2000))) {
+      std::unique_ptr<std::string> text;
+      MPI_Request request = MPI_REQUEST_NULL;
+      bool matched = false;
       {
         std::lock_guard lock(mutex);
         int flag = 0;
+        MPI_Message message = MPI_MESSAGE_NULL;
         MPI_Status status;
-        MPI_Iprobe(from, tag, MPI_COMM_WORLD, &flag, &status);
-        if (flag) return receive(from, tag, status);
+        MPI_Improbe(from, tag, MPI_COMM_WORLD, &flag, &message, &status);
+        if (flag) {
+          // The message is this thread's alone now; a large one still needs its sender to
+          // finish, so its receipt is polled too.
+          int count = 0;
+          MPI_Get_count(&status, MPI_CHAR, &count);
+          text = std::make_unique<std::string>(static_cast<std::size_t>(count), '\0');
+          MPI_Imrecv(text->data(), count, MPI_CHAR, &message, &request);
+          matched = true;
+        }
+      }
+      if (matched) {
+        if (complete(request, text, deadline)) return std::move(*text);
+        return std::nullopt;
       }
       if (interrupt && interrupt->load()) {
         if (interrupted) *interrupted = true;
@@ -121,9 +177,10 @@ struct MpiJob::Impl {
       std::this_thread::sleep_for(pause);
     }
   }
-  void send_locked(const std::string& text, int to, int tag) {
-    std::lock_guard lock(mutex);
-    send(text, to, tag);
+
+ private:
+  static Clock::duration seconds(double s) {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
   }
 };
 
@@ -139,19 +196,21 @@ class RemoteSlot final : public Slot {
     if (waiting_) job_.await(rank_, kResult, timeout_s_, nullptr);
     // After a lost rank the job cannot end in order (MPI_Finalize would wait for it): the
     // rank is told to exit at once instead.
-    job_.send_locked(job_.lost ? kStopAtOnce : "", rank_, kStop);
+    if (!job_.send_within(job_.lost ? kStopAtOnce : "", rank_, kStop, timeout_s_)) job_.lost = true;
   }
 
   std::string name() const override { return name_; }
 
   void start(const RunOptions& run) override {
-    job_.send_locked(run_json(run).dump(), rank_, kStart);
+    if (!job_.send_within(run_json(run).dump(), rank_, kStart, timeout_s_)) {
+      lose();
+      throw Error(fmt::format("rank {} took no start message within {} s", rank_, timeout_s_));
+    }
     // Starting includes the reference outputs, computed on the rank's host: bounded by the
     // same timeout as a test.
     const std::optional<std::string> ready = job_.await(rank_, kReady, timeout_s_, run.interrupt);
     if (!ready) {
-      unresponsive_ = true;
-      job_.lost = true;
+      lose();
       throw Error(fmt::format("rank {} did not start within {} s", rank_, timeout_s_));
     }
     const Json answer = Json::parse(*ready);
@@ -164,14 +223,17 @@ class RemoteSlot final : public Slot {
 
   Result run(ConfigIndex config, const RunOptions& run, std::vector<std::string>& warnings) override {
     if (unresponsive_) throw SlotLost(fmt::format("{} stopped answering", name_));
-    job_.send_locked(Json{{"config", config}, {"run", run_json(run)}}.dump(), rank_, kTest);
+    if (!job_.send_within(Json{{"config", config}, {"run", run_json(run)}}.dump(), rank_, kTest, timeout_s_)) {
+      lose();
+      throw SlotLost(fmt::format("{} took no test within {} s (--rank-timeout): it hangs or has died", name_,
+                                 timeout_s_));
+    }
     waiting_ = true;
     bool interrupted = false;
     const std::optional<std::string> answer = job_.await(rank_, kResult, timeout_s_, run.interrupt, &interrupted);
     if (interrupted) throw Interrupted(fmt::format("interrupted while {} ran a test", name_));
     if (!answer) {
-      unresponsive_ = true;
-      job_.lost = true;
+      lose();
       throw SlotLost(fmt::format("{} gave no result within {} s (--rank-timeout): it hangs or has died", name_,
                                  timeout_s_));
     }
@@ -185,6 +247,13 @@ class RemoteSlot final : public Slot {
   }
 
  private:
+  // The rank gave no sign of life in time: nothing more is sent to it, and the job cannot
+  // end in order.
+  void lose() {
+    unresponsive_ = true;
+    job_.lost = true;
+  }
+
   MpiJob::Impl& job_;
   int rank_;
   double timeout_s_;

@@ -250,9 +250,12 @@ TEST(ParallelTune, WithRecoveryEnabledTheRunGoesOnWhenAServingRankIsKilled) {
     kill(child, SIGKILL);
     waitpid(child, &status, 0);
   }
-  ASSERT_TRUE(ended) << "the job did not end after the run";
-
+  std::ifstream text(errors);
+  const std::string said((std::istreambuf_iterator<char>(text)), std::istreambuf_iterator<char>());
   const std::vector<steer::Result> stored = stored_results(db);
+  ASSERT_TRUE(ended) << "the job did not end after the run; " << stored.size() << " tests stored; it said:\n"
+                     << said;
+
   EXPECT_EQ(stored.size(), 60u) << "the run went on to its budget on the other ranks";
   for (const auto& [key, count] : occurrences(stored)) EXPECT_EQ(count, 1) << key << " stored twice";
   std::size_t failed_on_rank_2 = 0;
@@ -260,8 +263,6 @@ TEST(ParallelTune, WithRecoveryEnabledTheRunGoesOnWhenAServingRankIsKilled) {
     if (r.status != steer::Status::Ok && r.message.find("rank 2") != std::string::npos) ++failed_on_rank_2;
   }
   EXPECT_EQ(failed_on_rank_2, 1u) << "the test rank 2 was running is recorded as failed, and only it";
-  std::ifstream text(errors);
-  const std::string said((std::istreambuf_iterator<char>(text)), std::istreambuf_iterator<char>());
   EXPECT_NE(said.find("a rank was lost"), std::string::npos) << said;
 }
 
