@@ -282,7 +282,9 @@ int tune_as_told(const TuneArgs& args, MpiJob* job) {
   const Space& space = tuner.space();
   if (serving) {
     const std::unique_ptr<DeviceExecutor> executor = tuner.make_executor();
-    job->serve(*executor);
+    // Rank 0 says it is alive every second: a minute without a word (less with a short
+    // --rank-timeout, never under 10 s) means it died while the launcher let the job go on.
+    job->serve(*executor, std::clamp(args.rank_timeout_s, 10.0, 60.0));
     return kSuccess;
   }
   if (job) tuner.also_on(job->remote_slots(args.rank_timeout_s));
@@ -430,7 +432,8 @@ Runner register_tune(CLI::App& app) {
       ->check(kNonNegative);
   cmd->add_option("--rank-timeout", args->rank_timeout_s,
                   "Under MPI: seconds a rank may take for one test (compile, launches, validation) before it "
-                  "counts as lost and its test as failed")
+                  "counts as lost and its test as failed; the other ranks end after this long without a word "
+                  "from rank 0 (10 to 60 s)")
       ->capture_default_str()
       ->check(kPositive);
   cmd->add_option("--size", args->size, "Problem size name (default: the spec's)");

@@ -5,6 +5,8 @@
 //   0 -> r  test    {"config", "run"}
 //   r -> 0  result  {"result"} (Steer JSON of a Result, and "warnings"), or {"error"}
 //   0 -> r  stop    the run is over
+//   0 -> r  alive   (empty) every second from join to the end, so that a serving rank whose
+//                   rank 0 died (the launcher letting the job go on) notices, and ends
 // Rank 0 calls MPI from the threads of its DevicePool, one at a time (a mutex;
 // MPI_THREAD_SERIALIZED). It never blocks on another rank: every send and receive is
 // nonblocking and polled, the mutex released between polls, so that a rank that died or hangs
@@ -18,6 +20,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -34,7 +37,8 @@ namespace {
 using Json = store_detail::Json;
 using Clock = std::chrono::steady_clock;
 
-enum Tag : int { kStart = 1, kReady = 2, kTest = 3, kResult = 4, kStop = 5 };
+enum Tag : int { kStart = 1, kReady = 2, kTest = 3, kResult = 4, kStop = 5, kAlive = 6 };
+constexpr std::chrono::seconds kAlivePeriod{1};
 // The text of a kStop that ends a rank without MPI_Finalize (another rank was lost).
 constexpr const char* kStopAtOnce = "lost";
 
@@ -99,9 +103,57 @@ int env_int(const char* name, int fallback) {
 struct MpiJob::Impl {
   int rank = 0, size = 1, local_rank = 0;
   std::string host;
-  std::mutex mutex;  // rank 0: one MPI call at a time
+  std::mutex mutex;  // one MPI call at a time
   bool handed_out = false;
-  bool lost = false;
+  std::atomic<bool> lost = false;
+  std::vector<char> gone;  // rank 0, under `mutex`: the ranks sent no more heartbeats
+
+  // Rank 0: the heartbeat, a thread sending `kAlive` to every rank not lost.
+  std::thread heartbeat;
+  std::mutex heartbeat_mutex;
+  std::condition_variable heartbeat_wake;
+  bool heartbeat_stop = false;
+
+  void start_heartbeat() {
+    gone.assign(static_cast<std::size_t>(size), 0);
+    heartbeat = std::thread([this] {
+      static char nothing = 0;
+      for (;;) {
+        {
+          std::unique_lock wait(heartbeat_mutex);
+          if (heartbeat_wake.wait_for(wait, kAlivePeriod, [&] { return heartbeat_stop; })) return;
+        }
+        std::lock_guard lock(mutex);
+        for (int r = 1; r < size; ++r) {
+          if (gone[static_cast<std::size_t>(r)]) continue;
+          // Empty, so there is no buffer to keep: the request is freed at once.
+          MPI_Request request = MPI_REQUEST_NULL;
+          MPI_Isend(&nothing, 0, MPI_CHAR, r, kAlive, MPI_COMM_WORLD, &request);
+          MPI_Request_free(&request);
+        }
+      }
+    });
+  }
+  void stop_heartbeat() {
+    if (!heartbeat.joinable()) return;
+    {
+      std::lock_guard wait(heartbeat_mutex);
+      heartbeat_stop = true;
+    }
+    heartbeat_wake.notify_all();
+    heartbeat.join();
+  }
+  // Rank 0: no more heartbeats to `rank` (before it is told to stop: one that has ended
+  // could make a later send fail).
+  void quiet(int rank) {
+    std::lock_guard lock(mutex);
+    gone[static_cast<std::size_t>(rank)] = 1;
+  }
+  // Rank 0: `rank` gave no sign of life in time; the job cannot end in order.
+  void lose(int rank) {
+    lost = true;
+    quiet(rank);
+  }
   // Rank 0: sends and receives a lost rank never completed. MPI may still write or read
   // their buffers, so these stay where they are until the job is aborted.
   struct Abandoned {
@@ -199,7 +251,8 @@ class RemoteSlot final : public Slot {
     if (waiting_) job_.await(rank_, kResult, timeout_s_, nullptr);
     // After a lost rank the job cannot end in order (MPI_Finalize would wait for it): the
     // rank is told to exit at once instead.
-    if (!job_.send_within(job_.lost ? kStopAtOnce : "", rank_, kStop, timeout_s_)) job_.lost = true;
+    job_.quiet(rank_);
+    if (!job_.send_within(job_.lost ? kStopAtOnce : "", rank_, kStop, timeout_s_)) lose();
   }
 
   std::string name() const override { return name_; }
@@ -254,7 +307,7 @@ class RemoteSlot final : public Slot {
   // end in order.
   void lose() {
     unresponsive_ = true;
-    job_.lost = true;
+    job_.lose(rank_);
   }
 
   MpiJob::Impl& job_;
@@ -293,12 +346,14 @@ std::unique_ptr<MpiJob> MpiJob::join() {
   if (provided < MPI_THREAD_SERIALIZED && impl->rank == 0 && impl->size > 1) {
     throw Error("this MPI library cannot be called from several threads (MPI_THREAD_SERIALIZED), which rank 0 needs");
   }
+  if (impl->rank == 0 && impl->size > 1) impl->start_heartbeat();
   return std::unique_ptr<MpiJob>(new MpiJob(std::move(impl)));
 }
 
 MpiJob::MpiJob(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 MpiJob::~MpiJob() {
+  impl_->stop_heartbeat();
   // A rank 0 that ended before it handed out a test (an error) still releases the others.
   if (impl_->rank == 0 && !impl_->handed_out) {
     for (int r = 1; r < impl_->size; ++r) send("", r, kStop);
@@ -313,6 +368,7 @@ std::string MpiJob::host() const { return impl_->host; }
 bool MpiJob::lost_a_rank() const { return impl_->lost; }
 
 void MpiJob::abort(int code) {
+  std::lock_guard lock(impl_->mutex);  // the heartbeat's MPI calls and this one, one at a time
   MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);
 }
@@ -325,13 +381,34 @@ std::vector<std::unique_ptr<Slot>> MpiJob::remote_slots(double timeout_s) {
   return slots;
 }
 
-std::uint64_t MpiJob::serve(DeviceExecutor& executor) {
+std::uint64_t MpiJob::serve(DeviceExecutor& executor, double silence_s) {
   // Ctrl-C reaches every rank under mpirun: rank 0 decides, and says stop.
   std::signal(SIGINT, SIG_IGN);
+  const auto silence = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(silence_s));
+  const auto rank_0_gone = [&](const std::string& what) {
+    impl_->lost = true;
+    return Error(fmt::format("rank {} on {}: {} within {} s: rank 0 has died or cannot reach this rank", impl_->rank,
+                             impl_->host, what, silence_s));
+  };
+  const auto answer = [&](const std::string& text, int tag) {
+    if (!impl_->send_within(text, 0, tag, silence_s)) throw rank_0_gone("rank 0 took no answer");
+  };
   std::uint64_t served = 0;
+  Clock::time_point heard = Clock::now();
+  auto pause = std::chrono::microseconds(50);
   for (;;) {
     MPI_Status status;
-    MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &status);
+    int flag = 0;
+    MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &status);
+    if (!flag) {
+      // Rank 0 sends kAlive every second: silence this long means it is gone.
+      if (Clock::now() - heard > silence) throw rank_0_gone("no word from rank 0");
+      std::this_thread::sleep_for(pause);
+      pause = std::min(2 * pause, std::chrono::microseconds(10000));
+      continue;
+    }
+    heard = Clock::now();
+    pause = std::chrono::microseconds(50);
     const std::string text = receive(0, status.MPI_TAG, status);
     switch (status.MPI_TAG) {
       case kStop:
@@ -348,26 +425,27 @@ std::uint64_t MpiJob::serve(DeviceExecutor& executor) {
           ready["ok"] = false;
           ready["error"] = e.what();
         }
-        send(ready.dump(), 0, kReady);
+        answer(ready.dump(), kReady);
         break;
       }
       case kTest: {
         const Json test = Json::parse(text);
         const ConfigIndex config = test.at("config").get<ConfigIndex>();
-        Json answer;
+        Json reply;
         try {
           std::vector<std::string> warnings;
           const RunOptions run = run_from(test.at("run"));
           const std::unique_ptr<PreparedTest> prepared = executor.prepare(config);
           const Result& result = executor.run(config, prepared.get(), run, warnings);
-          answer = {{"result", store_detail::result_to_json(result)}, {"warnings", warnings}};
+          reply = {{"result", store_detail::result_to_json(result)}, {"warnings", warnings}};
         } catch (const std::exception& e) {
-          answer = {{"error", fmt::format("rank {} on {}: {}", impl_->rank, impl_->host, e.what())}};
+          reply = {{"error", fmt::format("rank {} on {}: {}", impl_->rank, impl_->host, e.what())}};
         }
-        send(answer.dump(), 0, kResult);
+        answer(reply.dump(), kResult);
         ++served;
         break;
       }
+      case kAlive:
       default:
         break;
     }

@@ -8,7 +8,7 @@
 //   if (job->rank() == 0) {
 //     tuner.also_on(job->remote_slots(600));   // then tuner.tune(...) as ever
 //   } else {
-//     job->serve(*tuner.make_executor());       // until rank 0 is done
+//     job->serve(*tuner.make_executor(), 60);   // until rank 0 is done (or silent 60 s)
 //   }
 //
 // MPI is optional at build time (CMake's find_package(MPI)); without it MpiJob::join throws
@@ -59,9 +59,12 @@ class MpiJob {
   std::vector<std::unique_ptr<Slot>> remote_slots(double timeout_s);
   // The other ranks: starts `executor` as rank 0 says, then runs each test rank 0 sends and
   // sends its Result back, until rank 0 says the run is over. Returns the tests it ran.
-  std::uint64_t serve(DeviceExecutor& executor);
-  // Whether a rank was lost during the run (rank 0): the job then cannot end in order, and
-  // abort() ends every rank once the results are stored.
+  // Rank 0 says it is alive every second; after `silence_s` seconds without a word from it
+  // (it died, and the launcher let the job go on), or an answer it does not take within
+  // that time, throws Error, and lost_a_rank() is then true.
+  std::uint64_t serve(DeviceExecutor& executor, double silence_s);
+  // Whether a rank was lost during the run (rank 0), or rank 0 was (another rank): the job
+  // then cannot end in order, and abort() ends every rank once the results are stored.
   bool lost_a_rank() const;
   [[noreturn]] void abort(int code);
 

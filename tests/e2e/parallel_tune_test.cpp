@@ -222,36 +222,58 @@ TEST(ParallelTune, KillNineOfAServingRankLosesNoFinishedTest) {
   }
 }
 
+// Waits, for `limit` at most, until mpirun (`child`) ends; whether it did. One that did not is
+// ended, its ranks too.
+bool wait_for_end(pid_t child, std::chrono::seconds limit) {
+  int status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (waitpid(child, &status, WNOHANG) == child) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  for (const auto& [rank, pid] : ranks_of(child)) kill(pid, SIGKILL);
+  kill(child, SIGKILL);
+  waitpid(child, &status, 0);
+  return false;
+}
+
+std::string text_of(const fs::path& file) {
+  std::ifstream text(file);
+  return {std::istreambuf_iterator<char>(text), std::istreambuf_iterator<char>()};
+}
+
+// Starts an `mpirun --enable-recovery` job of three ranks tuning `budget` tests into `db`
+// (--rank-timeout 5, standard error to `errors`), and kills rank `victim` once 6 tests are
+// stored; `child` is mpirun, `seen` the tests stored by then. Skips where MPI is missing.
+void start_and_kill_a_rank(const fs::path& db, const fs::path& errors, int budget, int victim, pid_t& child,
+                           std::size_t& seen) {
+  if (const std::string missing = mpi_missing(); !missing.empty()) GTEST_SKIP() << missing;
+  const std::string arguments =
+      kTune + "--budget " + std::to_string(budget) + " --repetitions 20 --rank-timeout 5 --db " + db.string();
+  child = start_mpirun(3, arguments, "--enable-recovery", errors.string());
+  ASSERT_GE(child, 0);
+  int status = 0;
+  bool ended = false;
+  seen = wait_for_stored(db, 6, child, ended, status);
+  if (ended && seen == 0) GTEST_SKIP() << "mpirun ended before a test was stored (steer built without MPI?)";
+  ASSERT_FALSE(ended) << "the run ended before rank " << victim << " could be killed";
+  const std::map<int, pid_t> ranks = ranks_of(child);
+  ASSERT_TRUE(ranks.contains(victim)) << "rank " << victim << " not found among mpirun's children";
+  ASSERT_EQ(kill(ranks.at(victim), SIGKILL), 0);
+}
+
 // With Open MPI's --enable-recovery the job outlives a rank that dies: rank 0 records the
 // test the rank was running as failed, hands the rest to the others, stores every test once,
 // and then ends the job.
 TEST(ParallelTune, WithRecoveryEnabledTheRunGoesOnWhenAServingRankIsKilled) {
-  if (const std::string missing = mpi_missing(); !missing.empty()) GTEST_SKIP() << missing;
   const fs::path db = fresh_db("mpi_recovery");
   const fs::path errors = db.string() + ".errors";
-  const std::string arguments = kTune + "--budget 60 --repetitions 20 --rank-timeout 5 --db " + db.string();
-  const pid_t child = start_mpirun(3, arguments, "--enable-recovery", errors.string());
-  ASSERT_GE(child, 0);
-  int status = 0;
-  bool ended = false;
-  const std::size_t seen = wait_for_stored(db, 6, child, ended, status);
-  if (ended && seen == 0) GTEST_SKIP() << "mpirun ended before a test was stored (steer built without MPI?)";
-  ASSERT_FALSE(ended) << "the run ended before a rank could be killed";
-  const std::map<int, pid_t> ranks = ranks_of(child);
-  ASSERT_TRUE(ranks.contains(2)) << "rank 2 not found among mpirun's children";
-  ASSERT_EQ(kill(ranks.at(2), SIGKILL), 0);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
-  while (!ended && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    ended = waitpid(child, &status, WNOHANG) == child;
-  }
-  if (!ended) {
-    for (const auto& [rank, pid] : ranks_of(child)) kill(pid, SIGKILL);
-    kill(child, SIGKILL);
-    waitpid(child, &status, 0);
-  }
-  std::ifstream text(errors);
-  const std::string said((std::istreambuf_iterator<char>(text)), std::istreambuf_iterator<char>());
+  pid_t child = -1;
+  std::size_t seen = 0;
+  start_and_kill_a_rank(db, errors, 60, 2, child, seen);
+  if (HasFatalFailure() || IsSkipped()) return;
+  const bool ended = wait_for_end(child, std::chrono::minutes(3));
+  const std::string said = text_of(errors);
   const std::vector<steer::Result> stored = stored_results(db);
   ASSERT_TRUE(ended) << "the job did not end after the run; " << stored.size() << " tests stored; it said:\n"
                      << said;
@@ -264,6 +286,27 @@ TEST(ParallelTune, WithRecoveryEnabledTheRunGoesOnWhenAServingRankIsKilled) {
   }
   EXPECT_EQ(failed_on_rank_2, 1u) << "the test rank 2 was running is recorded as failed, and only it";
   EXPECT_NE(said.find("a rank was lost"), std::string::npos) << said;
+}
+
+// With --enable-recovery a rank 0 that dies does not end the job by itself: the other ranks
+// miss its word (it says it is alive every second), end, and so end the job; what rank 0
+// stored stays.
+TEST(ParallelTune, WithRecoveryEnabledTheOtherRanksEndWhenRankZeroIsKilled) {
+  const fs::path db = fresh_db("mpi_rank_0_killed");
+  const fs::path errors = db.string() + ".errors";
+  pid_t child = -1;
+  std::size_t seen = 0;
+  // --rank-timeout 5: the others wait 10 s (the least) for a word from rank 0.
+  start_and_kill_a_rank(db, errors, 100000, 0, child, seen);
+  if (HasFatalFailure() || IsSkipped()) return;
+  // Every test of the space would take minutes: a job that ends soon was ended by the others.
+  const bool ended = wait_for_end(child, std::chrono::seconds(60));
+  const std::string said = text_of(errors);
+  ASSERT_TRUE(ended) << "the job did not end within a minute of rank 0's death; it said:\n" << said;
+  EXPECT_NE(said.find("rank 0 has died"), std::string::npos) << said;
+  const std::vector<steer::Result> stored = stored_results(db);
+  EXPECT_GE(stored.size(), seen) << "what rank 0 stored before it died stays";
+  for (const auto& [key, count] : occurrences(stored)) EXPECT_EQ(count, 1) << key << " stored twice";
 }
 
 // srun with several tasks but no MPI plugin starts processes that cannot form one job: each
