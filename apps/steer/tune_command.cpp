@@ -246,6 +246,11 @@ std::unique_ptr<Backend> open_rank_backend(const TuneArgs& args, const MpiJob& j
   }
 }
 
+// How long another rank waits for a word from rank 0, which says it is alive every second:
+// a minute without one (less with a short --rank-timeout, never under 10 s) means it died
+// while the launcher let the job go on.
+double rank_silence_s(const TuneArgs& args) { return std::clamp(args.rank_timeout_s, 10.0, 60.0); }
+
 // A rank that stopped answering cannot take part in ending the job in order (MPI_Finalize
 // would wait for it forever): every finished test is stored, and the job is ended at once.
 [[noreturn]] void end_after_a_lost_rank(MpiJob& job, int code) {
@@ -282,9 +287,7 @@ int tune_as_told(const TuneArgs& args, MpiJob* job) {
   const Space& space = tuner.space();
   if (serving) {
     const std::unique_ptr<DeviceExecutor> executor = tuner.make_executor();
-    // Rank 0 says it is alive every second: a minute without a word (less with a short
-    // --rank-timeout, never under 10 s) means it died while the launcher let the job go on.
-    job->serve(*executor, std::clamp(args.rank_timeout_s, 10.0, 60.0));
+    job->serve(*executor, rank_silence_s(args));
     return kSuccess;
   }
   if (job) tuner.also_on(job->remote_slots(args.rank_timeout_s));
@@ -404,6 +407,17 @@ int run_tune(const TuneArgs& args) {
   try {
     code = tune_as_told(args, job.get());
   } catch (const std::exception& e) {
+    if (job && !job->lost_a_rank() && job->rank() != 0) {
+      // A rank that could not get ready tells rank 0, which ends the run in order and prints
+      // why; where rank 0 stopped first (with an error of its own), this rank's is printed.
+      try {
+        if (!job->refuse(e.what(), rank_silence_s(args))) fmt::print(stderr, "steer: error: {}\n", e.what());
+        return kError;
+      } catch (const std::exception& silence) {
+        fmt::print(stderr, "steer: error: {}\nsteer: error: {}\n", e.what(), silence.what());
+        end_after_a_lost_rank(*job, kError);
+      }
+    }
     if (!job || !job->lost_a_rank()) throw;
     fmt::print(stderr, "steer: error: {}\n", e.what());
     end_after_a_lost_rank(*job, kError);

@@ -320,6 +320,91 @@ class RemoteSlot final : public Slot {
 
 }  // namespace
 
+namespace {
+
+// A serving rank's loop (MpiJob::serve): runs what rank 0 sends on `executor`, or, where it is
+// null, answers the start and every test with `why` (MpiJob::refuse; `asked` then says whether
+// rank 0 asked it to start).
+std::uint64_t serve_rank(MpiJob::Impl& job, DeviceExecutor* executor, const std::string& why, double silence_s,
+                         bool* asked) {
+  // Ctrl-C reaches every rank under mpirun: rank 0 decides, and says stop.
+  std::signal(SIGINT, SIG_IGN);
+  const auto silence = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(silence_s));
+  const auto rank_0_gone = [&](const std::string& what) {
+    job.lost = true;
+    return Error(fmt::format("rank {} on {}: {} within {} s: rank 0 has died or cannot reach this rank", job.rank,
+                             job.host, what, silence_s));
+  };
+  const auto answer = [&](const std::string& text, int tag) {
+    if (!job.send_within(text, 0, tag, silence_s)) throw rank_0_gone("rank 0 took no answer");
+  };
+  std::uint64_t served = 0;
+  Clock::time_point heard = Clock::now();
+  auto pause = std::chrono::microseconds(50);
+  for (;;) {
+    MPI_Status status;
+    int flag = 0;
+    MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &status);
+    if (!flag) {
+      // Rank 0 sends kAlive every second: silence this long means it is gone.
+      if (Clock::now() - heard > silence) throw rank_0_gone("no word from rank 0");
+      std::this_thread::sleep_for(pause);
+      pause = std::min(2 * pause, std::chrono::microseconds(10000));
+      continue;
+    }
+    heard = Clock::now();
+    pause = std::chrono::microseconds(50);
+    const std::string text = receive(0, status.MPI_TAG, status);
+    switch (status.MPI_TAG) {
+      case kStop:
+        if (text == kStopAtOnce) {
+          std::fflush(nullptr);
+          std::_Exit(0);
+        }
+        return served;
+      case kStart: {
+        if (!executor) {
+          if (asked) *asked = true;
+          answer(Json{{"ok", false}, {"host", job.host}, {"error", why}}.dump(), kReady);
+          break;
+        }
+        Json ready = {{"ok", true}, {"host", job.host}, {"device", executor->info().device.name}};
+        try {
+          executor->start(run_from(Json::parse(text)));
+        } catch (const std::exception& e) {
+          ready["ok"] = false;
+          ready["error"] = e.what();
+        }
+        answer(ready.dump(), kReady);
+        break;
+      }
+      case kTest: {
+        const Json test = Json::parse(text);
+        const ConfigIndex config = test.at("config").get<ConfigIndex>();
+        Json reply;
+        try {
+          if (!executor) throw Error(why);
+          std::vector<std::string> warnings;
+          const RunOptions run = run_from(test.at("run"));
+          const std::unique_ptr<PreparedTest> prepared = executor->prepare(config);
+          const Result& result = executor->run(config, prepared.get(), run, warnings);
+          reply = {{"result", store_detail::result_to_json(result)}, {"warnings", warnings}};
+        } catch (const std::exception& e) {
+          reply = {{"error", fmt::format("rank {} on {}: {}", job.rank, job.host, e.what())}};
+        }
+        answer(reply.dump(), kResult);
+        ++served;
+        break;
+      }
+      case kAlive:
+      default:
+        break;
+    }
+  }
+}
+
+}  // namespace
+
 bool mpi_built() noexcept { return true; }
 
 std::unique_ptr<MpiJob> MpiJob::join() {
@@ -382,74 +467,13 @@ std::vector<std::unique_ptr<Slot>> MpiJob::remote_slots(double timeout_s) {
 }
 
 std::uint64_t MpiJob::serve(DeviceExecutor& executor, double silence_s) {
-  // Ctrl-C reaches every rank under mpirun: rank 0 decides, and says stop.
-  std::signal(SIGINT, SIG_IGN);
-  const auto silence = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(silence_s));
-  const auto rank_0_gone = [&](const std::string& what) {
-    impl_->lost = true;
-    return Error(fmt::format("rank {} on {}: {} within {} s: rank 0 has died or cannot reach this rank", impl_->rank,
-                             impl_->host, what, silence_s));
-  };
-  const auto answer = [&](const std::string& text, int tag) {
-    if (!impl_->send_within(text, 0, tag, silence_s)) throw rank_0_gone("rank 0 took no answer");
-  };
-  std::uint64_t served = 0;
-  Clock::time_point heard = Clock::now();
-  auto pause = std::chrono::microseconds(50);
-  for (;;) {
-    MPI_Status status;
-    int flag = 0;
-    MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &status);
-    if (!flag) {
-      // Rank 0 sends kAlive every second: silence this long means it is gone.
-      if (Clock::now() - heard > silence) throw rank_0_gone("no word from rank 0");
-      std::this_thread::sleep_for(pause);
-      pause = std::min(2 * pause, std::chrono::microseconds(10000));
-      continue;
-    }
-    heard = Clock::now();
-    pause = std::chrono::microseconds(50);
-    const std::string text = receive(0, status.MPI_TAG, status);
-    switch (status.MPI_TAG) {
-      case kStop:
-        if (text == kStopAtOnce) {
-          std::fflush(nullptr);
-          std::_Exit(0);
-        }
-        return served;
-      case kStart: {
-        Json ready = {{"ok", true}, {"host", impl_->host}, {"device", executor.info().device.name}};
-        try {
-          executor.start(run_from(Json::parse(text)));
-        } catch (const std::exception& e) {
-          ready["ok"] = false;
-          ready["error"] = e.what();
-        }
-        answer(ready.dump(), kReady);
-        break;
-      }
-      case kTest: {
-        const Json test = Json::parse(text);
-        const ConfigIndex config = test.at("config").get<ConfigIndex>();
-        Json reply;
-        try {
-          std::vector<std::string> warnings;
-          const RunOptions run = run_from(test.at("run"));
-          const std::unique_ptr<PreparedTest> prepared = executor.prepare(config);
-          const Result& result = executor.run(config, prepared.get(), run, warnings);
-          reply = {{"result", store_detail::result_to_json(result)}, {"warnings", warnings}};
-        } catch (const std::exception& e) {
-          reply = {{"error", fmt::format("rank {} on {}: {}", impl_->rank, impl_->host, e.what())}};
-        }
-        answer(reply.dump(), kResult);
-        ++served;
-        break;
-      }
-      case kAlive:
-      default:
-        break;
-    }
-  }
+  return serve_rank(*impl_, &executor, {}, silence_s, nullptr);
+}
+
+bool MpiJob::refuse(const std::string& why, double silence_s) {
+  bool asked = false;
+  serve_rank(*impl_, nullptr, why, silence_s, &asked);
+  return asked;
 }
 
 }  // namespace steer

@@ -63,6 +63,11 @@ class MpiJob {
   // (it died, and the launcher let the job go on), or an answer it does not take within
   // that time, throws Error, and lost_a_rank() is then true.
   std::uint64_t serve(DeviceExecutor& executor, double silence_s);
+  // Another rank that could not get ready to serve (its device, say, would not open): answers
+  // rank 0's start with `why`, so that rank 0 ends the run in order and says why, then waits
+  // for rank 0's stop as serve() does. Whether rank 0 asked (else it stopped first, with an
+  // error of its own).
+  bool refuse(const std::string& why, double silence_s);
   // Whether a rank was lost during the run (rank 0), or rank 0 was (another rank): the job
   // then cannot end in order, and abort() ends every rank once the results are stored.
   bool lost_a_rank() const;

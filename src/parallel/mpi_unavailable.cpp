@@ -22,6 +22,7 @@ int MpiJob::local_rank() const { return 0; }
 std::string MpiJob::host() const { return {}; }
 std::vector<std::unique_ptr<Slot>> MpiJob::remote_slots(double) { return {}; }
 std::uint64_t MpiJob::serve(DeviceExecutor&, double) { return 0; }
+bool MpiJob::refuse(const std::string&, double) { return false; }
 bool MpiJob::lost_a_rank() const { return false; }
 void MpiJob::abort(int code) { std::exit(code); }
 

@@ -125,6 +125,24 @@ TEST(ParallelTune, ThreeMpiRanksStoreEveryTestOnceAndAResumeServesThem) {
   EXPECT_EQ(occurrences(stored).size(), 12u);
 }
 
+// A rank that cannot open its device tells rank 0 why; rank 0 ends the run at once (not after
+// --rank-timeout), saying which rank and why.
+TEST(ParallelTune, ARankThatCannotOpenItsDeviceEndsTheRunAtOnceSayingWhy) {
+  if (const std::string missing = mpi_missing(); !missing.empty()) GTEST_SKIP() << missing;
+  const fs::path db = fresh_db("mpi_rank_without_device");
+  const std::string steer = "'" STEER_BINARY "' " + kTune + "--budget 30 --rank-timeout 120 --db " + db.string();
+  const auto started = std::chrono::steady_clock::now();
+  // Rank 1 is told to use a device that does not exist.
+  const MpiRun run =
+      run_command("mpirun --oversubscribe -np 1 " + steer + " : -np 1 " + steer + " --device 99 : -np 1 " + steer);
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+  if (run.errors.find("MPI support was not built") != std::string::npos) GTEST_SKIP() << "steer was built without MPI";
+  EXPECT_NE(run.out.exit_code, 0) << run.errors;
+  EXPECT_NE(run.errors.find("rank 1 could not start: OpenCL device 99 does not exist"), std::string::npos)
+      << run.errors;
+  EXPECT_LT(took.count(), 60) << "the run ended at once, not after --rank-timeout";
+}
+
 // The pids of the ranks mpirun started, by rank (their environment says which).
 std::map<int, pid_t> ranks_of(pid_t mpirun_pid) {
   std::map<int, pid_t> ranks;
