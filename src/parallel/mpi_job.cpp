@@ -37,6 +37,10 @@ namespace {
 using Json = store_detail::Json;
 using Clock = std::chrono::steady_clock;
 
+Clock::duration seconds(double s) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
+
 enum Tag : int { kStart = 1, kReady = 2, kTest = 3, kResult = 4, kStop = 5, kAlive = 6 };
 constexpr std::chrono::seconds kAlivePeriod{1};
 // The text of a kStop that ends a rank without MPI_Finalize (another rank was lost).
@@ -154,15 +158,15 @@ struct MpiJob::Impl {
     lost = true;
     quiet(rank);
   }
-  // Rank 0: sends and receives a lost rank never completed. MPI may still write or read
-  // their buffers, so these stay where they are until the job is aborted.
+  // Sends and receives to or from a lost rank that never completed. MPI may still write or
+  // read their buffers, so these stay where they are until the job is aborted.
   struct Abandoned {
     std::unique_ptr<std::string> buffer;
     MPI_Request request = MPI_REQUEST_NULL;
   };
   std::list<Abandoned> abandoned;
 
-  // Rank 0: polls `request` (over `buffer`) until it completes or `deadline` passes; whether
+  // Polls `request` (over `buffer`) until it completes or `deadline` passes; whether
   // it completed. One that did not takes `buffer` into `abandoned`.
   bool complete(MPI_Request request, std::unique_ptr<std::string>& buffer, Clock::time_point deadline) {
     for (auto pause = std::chrono::microseconds(20);; pause = std::min(2 * pause, std::chrono::microseconds(2000))) {
@@ -180,8 +184,8 @@ struct MpiJob::Impl {
     }
   }
 
-  // Rank 0: sends `text` to `to`; false when the send did not complete within `timeout_s`
-  // (the rank is gone, or hangs without receiving).
+  // Sends `text` to `to`; false when the send did not complete within `timeout_s` (the rank
+  // is gone, or hangs without receiving). Rank 0 to the others, and their answers to it.
   bool send_within(std::string text, int to, int tag, double timeout_s) {
     const Clock::time_point deadline = Clock::now() + seconds(timeout_s);
     auto buffer = std::make_unique<std::string>(std::move(text));
@@ -231,11 +235,6 @@ struct MpiJob::Impl {
       if (Clock::now() > deadline) return std::nullopt;
       std::this_thread::sleep_for(pause);
     }
-  }
-
- private:
-  static Clock::duration seconds(double s) {
-    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
   }
 };
 
@@ -318,10 +317,6 @@ class RemoteSlot final : public Slot {
   bool unresponsive_ = false;  // gave no answer in time
 };
 
-}  // namespace
-
-namespace {
-
 // A serving rank's loop (MpiJob::serve): runs what rank 0 sends on `executor`, or, where it is
 // null, answers the start and every test with `why` (MpiJob::refuse; `asked` then says whether
 // rank 0 asked it to start).
@@ -329,7 +324,7 @@ std::uint64_t serve_rank(MpiJob::Impl& job, DeviceExecutor* executor, const std:
                          bool* asked) {
   // Ctrl-C reaches every rank under mpirun: rank 0 decides, and says stop.
   std::signal(SIGINT, SIG_IGN);
-  const auto silence = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(silence_s));
+  const Clock::duration silence = seconds(silence_s);
   const auto rank_0_gone = [&](const std::string& what) {
     job.lost = true;
     return Error(fmt::format("rank {} on {}: {} within {} s: rank 0 has died or cannot reach this rank", job.rank,
