@@ -5,10 +5,10 @@ A replay charges each test its configuration's recorded compile time (`steer sim
 --compile-times recorded`) or the mean of the recording's configurations with its outcome
 (`--compile-times mean`). The first is right where a configuration's compile time is a
 property of the configuration; this script measures whether it is, on Steer stores of the
-same kernel: the recording, and later tunings (stores, or .tar.gz archives of them).
+same kernel: the recording, and later tunings (stores, or .tar.xz or .tar.gz archives of them).
 
     python3 scripts/bench/compile_time_agreement.py data/h200/gemm_h200.db.gz \\
-        data/h200/runs/live_gemm_h200_spread.tar.gz data/h200/runs/live_gemm_h200_same_day.tar.gz
+        data/h200/runs/live_gemm_h200_spread.tar.xz data/h200/runs/live_gemm_h200_same_day.tar.xz
 
 It prints, over the configurations each pair of stores shares (valid tests with a compile
 time), Spearman's rank correlation of their compile times:
@@ -47,8 +47,9 @@ def compile_times(path):
 
 def stores_in(path, work):
     """The store files a path names: itself, or the .db files of an archive or a folder."""
-    if path.endswith(".tar.gz"):
-        target = os.path.join(work, os.path.basename(path)[: -len(".tar.gz")])
+    suffix = next((s for s in (".tar.xz", ".tar.gz") if path.endswith(s)), None)
+    if suffix:
+        target = os.path.join(work, os.path.basename(path)[: -len(suffix)])
         with tarfile.open(path) as archive:
             try:
                 archive.extractall(target, filter="data")
@@ -85,7 +86,7 @@ def spearman(a, b):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("recording", help="the recording's store (.db or .db.gz)")
-    ap.add_argument("later", nargs="+", help="later stores of the same kernel: .db, .db.gz, folders or .tar.gz archives")
+    ap.add_argument("later", nargs="+", help="later stores of the same kernel: .db, .db.gz, folders or .tar.xz or .tar.gz archives")
     ap.add_argument("--min-shared", type=int, default=30, help="configurations a pair of later stores must share")
     args = ap.parse_args()
     recorded = compile_times(args.recording)

@@ -10,7 +10,7 @@ far x REPETITIONS (at least one launch). It prints, per archive, kernel and sear
 over the seeds of the tests, the timed kernel time as recorded, the time under the cap and
 the difference. Only launch time changes: compiles, the warm-up launch and validation stay.
 
-  python3 scripts/bench/relative_cap_savings.py [--factor 2] [--repetitions 10] ARCHIVE.tar.gz ...
+  python3 scripts/bench/relative_cap_savings.py [--factor 2] [--repetitions 10] ARCHIVE.tar.xz ...
 """
 import argparse
 import collections
