@@ -377,7 +377,7 @@ class DevicePool final : public Executor {
 enum class CompileTimes { Recorded, Mean };
 
 // What one replayed test costs on the simulated clock: everything a real run pays for it
-// (docs/simulate.md "What a replayed test costs"):
+// (docs/simulate.md, "What a test costs"):
 //   compile:     the recorded compile time, or its outcome's mean (compile_times);
 //   launches:    the recorded timed launches (the sum of its samples), or runtime x
 //                `repetitions` when set;

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -128,6 +129,132 @@ TEST(Repository, NoFileMentionsTheFolderBesideTheCheckout) {
   std::ostringstream list;
   for (const std::string& line : found) list << "\n  " << line;
   EXPECT_TRUE(found.empty()) << found.size() << " lines mention " << sibling_folder() << ":" << list.str();
+}
+
+// A reference to a part of a document, as the docs and comments write them: docs/NAME.md
+// followed by ", ", " " or " (" and a quoted title, which may wrap over lines (of a comment,
+// too). Each is where it was found and what it names.
+struct DocReference {
+  std::string where;
+  std::string document;
+  std::string title;
+};
+
+// Whitespace collapsed to single spaces, comment markers at the start of wrapped lines left
+// out, and a closing full stop or colon dropped, so that a title compares as a reader sees it.
+std::string plain_title(const std::string& text) {
+  std::string out;
+  bool line_start = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      line_start = true;
+      if (!out.empty() && out.back() != ' ') out += ' ';
+      continue;
+    }
+    if (line_start) {
+      if (c == ' ' || c == '\t') continue;
+      if (text.compare(i, 2, "//") == 0) {
+        ++i;
+        continue;
+      }
+      if (c == '#' || c == '*') continue;
+      line_start = false;
+    }
+    if (c == ' ' || c == '\t') {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+      continue;
+    }
+    out += c;
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == '.' || out.back() == ':')) out.pop_back();
+  return out;
+}
+
+std::vector<DocReference> doc_references(const std::string& file, const std::string& contents) {
+  std::vector<DocReference> found;
+  const auto is_name = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; };
+  for (std::size_t at = contents.find("docs/"); at != std::string::npos; at = contents.find("docs/", at + 5)) {
+    std::size_t end = at + 5;
+    while (end < contents.size() && is_name(contents[end])) ++end;
+    if (end == at + 5 || contents.compare(end, 3, ".md") != 0) continue;
+    const std::string document = contents.substr(at, end + 3 - at);
+    std::size_t quote = end + 3;
+    if (quote < contents.size() && contents[quote] == ',') ++quote;
+    while (quote < contents.size() && contents[quote] == ' ') ++quote;
+    if (quote < contents.size() && contents[quote] == '(') ++quote;
+    if (quote == end + 3 || quote >= contents.size() || contents[quote] != '"') continue;
+    const std::size_t close = contents.find('"', quote + 1);
+    if (close == std::string::npos || close - quote > 200) continue;
+    const std::string title = plain_title(contents.substr(quote + 1, close - quote - 1));
+    if (title.empty()) continue;
+    const auto line = std::count(contents.begin(), contents.begin() + static_cast<std::ptrdiff_t>(at), '\n') + 1;
+    found.push_back({file + ":" + std::to_string(line), document, title});
+  }
+  return found;
+}
+
+// Whether a document has the part a title names: a heading or a bold run-in title that
+// starts with it, or a name in code (a searcher, a spec field) written as `TITLE`.
+bool document_has(const std::string& document, const std::string& title) {
+  if (document.find("`" + title + "`") != std::string::npos) return true;
+  std::istringstream lines(document);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t hashes = line.find_first_not_of('#');
+    if (hashes > 0 && hashes != std::string::npos && line[hashes] == ' ' &&
+        plain_title(line.substr(hashes + 1)).rfind(title, 0) == 0) {
+      return true;
+    }
+  }
+  for (std::size_t open = document.find("**"); open != std::string::npos;) {
+    const std::size_t close = document.find("**", open + 2);
+    if (close == std::string::npos) break;
+    if (plain_title(document.substr(open + 2, close - open - 2)).rfind(title, 0) == 0) return true;
+    open = document.find("**", close + 2);
+  }
+  return false;
+}
+
+TEST(Repository, ReadsAReferenceToAPartOfADocument) {
+  const std::string text = "see docs/simulate.md, \"What a test\n// costs\" and docs/cli.md (\"Exit codes\").\n"
+                           "open(\"docs/cli.md\", \"r\") is no reference";
+  const std::vector<DocReference> found = doc_references("x.cpp", text);
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].document, "docs/simulate.md");
+  EXPECT_EQ(found[0].title, "What a test costs");
+  EXPECT_EQ(found[0].where, "x.cpp:1");
+  EXPECT_EQ(found[1].title, "Exit codes");
+  const std::string document = "# Title\n\n## What a test costs (simulated time)\n\n**Exit codes**, the same\n| `guided` |\n";
+  EXPECT_TRUE(document_has(document, "What a test costs"));
+  EXPECT_TRUE(document_has(document, "Exit codes"));
+  EXPECT_TRUE(document_has(document, "guided"));
+  EXPECT_FALSE(document_has(document, "What a replayed test costs"));
+  EXPECT_FALSE(document_has(document, "Title of another"));
+}
+
+TEST(Repository, EveryReferenceToAPartOfADocumentFindsIt) {
+  // A renamed or moved section leaves references to it behind; each must still lead somewhere.
+  std::vector<std::string> broken;
+  std::size_t checked = 0;
+  for (const std::string& file : repository_files()) {
+    const fs::path path = kRoot / file;
+    if (!fs::is_regular_file(path)) continue;
+    const std::string contents = read(path);
+    if (!is_text(path, contents) || file == "tests/repository/repository_test.cpp") continue;
+    for (const DocReference& reference : doc_references(file, contents)) {
+      const fs::path document = kRoot / reference.document;
+      ++checked;
+      if (!fs::is_regular_file(document)) {
+        broken.push_back(reference.where + ": " + reference.document + " does not exist");
+      } else if (!document_has(read(document), reference.title)) {
+        broken.push_back(reference.where + ": " + reference.document + " has no \"" + reference.title + "\"");
+      }
+    }
+  }
+  std::ostringstream list;
+  for (const std::string& line : broken) list << "\n  " << line;
+  EXPECT_GT(checked, 100u);
+  EXPECT_TRUE(broken.empty()) << broken.size() << " of " << checked << " references lead nowhere:" << list.str();
 }
 
 }  // namespace
