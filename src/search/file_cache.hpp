@@ -38,13 +38,21 @@ inline std::shared_ptr<const CounterModel> load_model_cached(const std::string& 
 
 // A recording's runtimes as a source; throws as Recording::load.
 inline std::shared_ptr<const SourceRuntimes> load_source_runtimes_cached(const std::string& path) {
-  return load_cached<SourceRuntimes>(path, [](const std::string& p) { return source_runtimes(Recording::load(p)); });
+  return load_cached<SourceRuntimes>(path, [](const std::string& p) {
+    SourceRuntimes source = source_runtimes(Recording::load(p));
+    source.origin = "'" + p + "'";
+    return source;
+  });
 }
 
 // The runtimes a model file carries of its training recording, as a source; throws as
 // CounterModel::load.
 inline std::shared_ptr<const SourceRuntimes> load_model_source_cached(const std::string& path) {
-  return load_cached<SourceRuntimes>(path, [](const std::string& p) { return source_runtimes(*load_model_cached(p)); });
+  return load_cached<SourceRuntimes>(path, [](const std::string& p) {
+    SourceRuntimes source = source_runtimes(*load_model_cached(p));
+    source.origin = "(the one model '" + p + "' was trained on)";
+    return source;
+  });
 }
 
 // The source a searcher's model is: the runtimes it carries of its training recording. None

@@ -10,10 +10,12 @@
 namespace steer::search {
 
 SourceRuntimes source_runtimes(const Recording& recording) {
-  return {recording.space().parameters(), recorded_runtimes(recording)};
+  return {recording.space().parameters(), recorded_runtimes(recording), {}};
 }
 
-SourceRuntimes source_runtimes(const CounterModel& model) { return {model.parameters(), model.recorded_runtimes()}; }
+SourceRuntimes source_runtimes(const CounterModel& model) {
+  return {model.parameters(), model.recorded_runtimes(), {}};
+}
 
 namespace {
 
@@ -40,7 +42,18 @@ SharedParameters shared_parameters(const Space& tuned, const SourceRuntimes& sou
 
 std::vector<std::pair<double, ConfigIndex>> source_order(const Space& tuned, const SourceRuntimes& source) {
   const auto [tuned_at, source_at] = shared_parameters(tuned, source);
-  if (tuned_at.empty()) throw Error("source recording: it shares no parameter with the tuned space");
+  if (tuned_at.empty()) {
+    const auto names = [](const std::vector<Parameter>& parameters) {
+      std::string out;
+      for (const Parameter& p : parameters) out += (out.empty() ? "" : ", ") + p.name;
+      return out.empty() ? std::string("none") : out;
+    };
+    throw Error(fmt::format(
+        "source recording {} shares no parameter with the tuned space (its parameters: {}; the space's: {}): a "
+        "source is the same kernel recorded on another GPU or input",
+        source.origin.empty() ? std::string("(unnamed)") : source.origin, names(source.parameters),
+        names(tuned.parameters())));
+  }
   std::map<std::vector<Value>, double> fastest;  // shared values -> fastest recorded runtime
   std::vector<Value> key(tuned_at.size());
   const RecordedRuntimes& runs = source.runtimes;

@@ -17,6 +17,7 @@ namespace steer::search {
 struct SourceRuntimes {
   std::vector<Parameter> parameters;
   RecordedRuntimes runtimes;  // rows index parameters' value lists
+  std::string origin;         // where it came from, for errors: a file, or a model's recording
 };
 
 SourceRuntimes source_runtimes(const Recording& recording);
@@ -25,8 +26,8 @@ SourceRuntimes source_runtimes(const CounterModel& model);  // empty runtimes wh
 // The configurations of `tuned` whose counterpart ran in `source`, with its recorded runtime,
 // fastest first (ties: lower index). Counterparts match by the values of the parameters both
 // spaces have: a parameter only the tuned space has does not matter, and where the source has
-// parameters the tuned space lacks, its fastest variant counts. Throws Error when the two
-// share no parameter.
+// parameters the tuned space lacks, its fastest variant counts. Throws Error, naming the
+// source and both parameter lists, when the two share no parameter.
 std::vector<std::pair<double, ConfigIndex>> source_order(const Space& tuned, const SourceRuntimes& source);
 std::vector<std::pair<double, ConfigIndex>> source_order(const Space& tuned, const Recording& source);
 

@@ -1,6 +1,7 @@
 // What another GPU's or input's recording says is fast is read by parameter name and value:
 // source_order ranks the tuned space's configurations by the source's runtimes, and the
 // transfer searcher tests them in that order before the rest, each once.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -17,6 +18,8 @@
 
 namespace steer {
 namespace {
+
+using ::testing::HasSubstr;
 
 const std::filesystem::path kData = STEER_DATA_DIR "/recordings";
 
@@ -99,11 +102,19 @@ TEST(SourceCoverage, IsTheShareOfConfigurationsWhoseValuesAllRanInTheSource) {
   EXPECT_DOUBLE_EQ(search::source_coverage(space, search::source_runtimes(Recording::from_import(other))), 2.0 / 6.0);
 }
 
-TEST(SourceOrder, ASourceSharingNoParameterIsAnError) {
-  ImportedRecording source;
-  source.parameters = {{"W", {1}}};
-  source.results = {recorded({{"W", 1}}, 1.0)};
-  EXPECT_THROW(search::source_order(tuned_space(), Recording::from_import(source)), Error);
+TEST(SourceOrder, ASourceSharingNoParameterIsAnErrorNamingBothParameterLists) {
+  ImportedRecording imported;
+  imported.parameters = {{"W", {1}}};
+  imported.results = {recorded({{"W", 1}}, 1.0)};
+  search::SourceRuntimes source = search::source_runtimes(Recording::from_import(imported));
+  source.origin = "'other.json'";
+  try {
+    search::source_order(tuned_space(), source);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("source recording 'other.json' shares no parameter"));
+    EXPECT_THAT(e.what(), HasSubstr("its parameters: W; the space's: X, Y"));
+  }
 }
 
 TEST(TransferSearcher, TestsTheSourcesFastestFirstThenEveryOtherConfigurationOnce) {
