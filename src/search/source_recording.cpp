@@ -1,6 +1,7 @@
 #include "search/source_recording.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -44,9 +45,9 @@ std::vector<std::pair<double, ConfigIndex>> source_order(const Space& tuned, con
   const auto [tuned_at, source_at] = shared_parameters(tuned, source);
   if (tuned_at.empty()) {
     const auto names = [](const std::vector<Parameter>& parameters) {
-      std::string out;
-      for (const Parameter& p : parameters) out += (out.empty() ? "" : ", ") + p.name;
-      return out.empty() ? std::string("none") : out;
+      std::vector<std::string> out;
+      for (const Parameter& p : parameters) out.push_back(p.name);
+      return out.empty() ? std::string("none") : fmt::format("{}", fmt::join(out, ", "));
     };
     throw Error(fmt::format(
         "source recording {} shares no parameter with the tuned space (its parameters: {}; the space's: {}): a "
