@@ -50,17 +50,28 @@ ReadWrite by_direction(double reads, double writes, double utilisation_tenths) {
   return {clamp_unit(ratio(reads, total) * load), clamp_unit(ratio(writes, total) * load)};
 }
 
-// Kepler (compute capability 3.x) lacks three of the inputs; there, as in the paper's
-// implementation, full warp efficiency (100 %) stands in for WARP_E and WARP_NP_E, and
-// shared_efficiency (a percentage, so tenths of it) for the shared-memory utilisation SHR_U.
+// Stand-ins for inputs some counter sets lack. Kepler (compute capability 3.x) lacks three:
+// there, as in the paper's implementation, full warp efficiency (100 %) stands in for WARP_E
+// and WARP_NP_E, and shared_efficiency (a percentage, so tenths of it) for the shared-memory
+// utilisation SHR_U. KTT 2.3 collects no DRAM sectors (dram__sectors_read/write):
+// where both DRAM_RT and DRAM_WT are missing, L2's reads and writes stand in for them. The
+// two only split DRAM_U by direction (eq. 2–3), and DRAM traffic is L2's misses and
+// write-backs, so L2's share of reads is the nearest measured one.
 constexpr double kFullEfficiency = 100.0;
 constexpr std::string_view kKeplerSharedEfficiency = "shared_efficiency";
 
-std::optional<double> kepler_stand_in(const CounterValues& counters, std::string_view name) {
+std::optional<double> stand_in(const CounterValues& counters, std::string_view name) {
   if (name == abbr::WARP_E || name == abbr::WARP_NP_E) return kFullEfficiency;
+  auto value = [&](std::string_view counter) -> std::optional<double> {
+    auto found = counters.find(std::string(counter));
+    if (found == counters.end()) return std::nullopt;
+    return found->second;
+  };
   if (name == abbr::SHR_U) {
-    auto found = counters.find(std::string(kKeplerSharedEfficiency));
-    if (found != counters.end()) return found->second / 10.0;
+    if (auto efficiency = value(kKeplerSharedEfficiency)) return *efficiency / 10.0;
+  }
+  if ((name == abbr::DRAM_RT || name == abbr::DRAM_WT) && !value(abbr::DRAM_RT) && !value(abbr::DRAM_WT)) {
+    return value(name == abbr::DRAM_RT ? abbr::L2_RT : abbr::L2_WT);
   }
   return std::nullopt;
 }
@@ -68,7 +79,7 @@ std::optional<double> kepler_stand_in(const CounterValues& counters, std::string
 void require_inputs(const CounterValues& counters) {
   std::vector<std::string_view> missing;
   for (std::string_view name : input_counters) {
-    if (!counters.contains(std::string(name)) && !kepler_stand_in(counters, name)) missing.push_back(name);
+    if (!counters.contains(std::string(name)) && !stand_in(counters, name)) missing.push_back(name);
   }
   if (!missing.empty()) {
     throw CounterError(fmt::format("bottleneck analysis: missing canonical counters {}", fmt::join(missing, ", ")));
@@ -94,7 +105,7 @@ Bottlenecks analyse_bottlenecks(const CounterValues& counters, const DeviceFacts
   require_inputs(counters);
   auto counter = [&](std::string_view name) {
     auto found = counters.find(std::string(name));
-    return found != counters.end() ? found->second : *kepler_stand_in(counters, name);  // require_inputs checked
+    return found != counters.end() ? found->second : *stand_in(counters, name);  // require_inputs checked
   };
   const bool volta = is_volta_or_newer(device.family);
   Bottlenecks b;

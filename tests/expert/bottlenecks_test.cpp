@@ -277,6 +277,28 @@ TEST(AnalyseBottlenecks, KeplerStandInsForTheWarpEfficienciesAndSharedUtilisatio
   }
 }
 
+TEST(AnalyseBottlenecks, L2ReadsAndWritesStandInForMissingDramSectors) {
+  // KTT 2.3 collects no DRAM sectors: L2's read and write share splits DRAM_U.
+  CounterValues c = quiet_counters();
+  c["DRAM_U"] = 8;
+  c["L2_RT"] = 300, c["L2_WT"] = 100, c["L2_U"] = 5;
+  c.erase("DRAM_RT");
+  c.erase("DRAM_WT");
+  Bottlenecks b = analyse_bottlenecks(c, kRtx2080Ti);
+  EXPECT_NEAR(b.dram_read, 0.75 * 0.8, kTolerance);
+  EXPECT_NEAR(b.dram_write, 0.25 * 0.8, kTolerance);
+  EXPECT_NEAR(b.l2_read, 0.75 * 0.5, kTolerance);
+
+  c["DRAM_WT"] = 100;  // one direction measured: no stand-in, the missing one is named
+  try {
+    analyse_bottlenecks(c, kRtx2080Ti);
+    FAIL() << "expected CounterError";
+  } catch (const CounterError& e) {
+    EXPECT_NE(std::string(e.what()).find("DRAM_RT"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("DRAM_WT"), std::string::npos) << e.what();
+  }
+}
+
 TEST(AnalyseBottlenecks, RejectsDevicesWithoutSmsAndInvalidReaction) {
   EXPECT_THROW(analyse_bottlenecks(quiet_counters(), DeviceFacts{0, {9, 0}, CounterFamily::VoltaPlus}),
                CounterError);
