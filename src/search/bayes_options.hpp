@@ -94,7 +94,8 @@ struct BayesOptions {
   double design_share = 1;
   // Without a source, with a counter model: the work the model predicts of each
   // configuration, sqrt(INST_EXE * (DRAM_RT + DRAM_WT + 1)) (instructions and DRAM traffic,
-  // what a compute-bound and a memory-bound kernel's runtime grow with), stands in for a
+  // what a compute-bound and a memory-bound kernel's runtime grow with; instructions alone
+  // where the model predicts no DRAM traffic), stands in for a
   // source's runtimes: the prior mean's shape (source_prior), the design pool (design_share)
   // and candidates (source_candidates), its feature (source_weight), and its lightest
   // configurations are tested first (work_first), judged by design_stop as a source's

@@ -817,13 +817,16 @@ class BayesSearcher final : public Searcher {
   }
 
   // The predicted work of every configuration (work_prior), least first (ties: lower index);
-  // empty where the model predicts no instructions or no DRAM traffic, or they do not vary.
+  // empty where the model predicts no instructions, or they do not vary. A model of a counter
+  // set without DRAM sectors (KTT 2.3) ranks by instructions alone, which in replay
+  // did better than L2's traffic in their place (docs/guided-measurements.md, "A model without
+  // DRAM counters").
   std::vector<std::pair<double, ConfigIndex>> work_order() const {
     const float* instructions = predicted_.counter("INST_EXE");
     const float* reads = predicted_.counter("DRAM_RT");
     const float* writes = predicted_.counter("DRAM_WT");
     std::vector<std::pair<double, ConfigIndex>> order;
-    if (instructions == nullptr || (reads == nullptr && writes == nullptr)) return order;
+    if (instructions == nullptr) return order;
     order.reserve(predicted_.configs);
     for (ConfigIndex c = 0; c < predicted_.configs; ++c) {
       const double traffic = (reads ? std::max(0.0f, reads[c]) : 0.0) + (writes ? std::max(0.0f, writes[c]) : 0.0);
