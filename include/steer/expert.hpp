@@ -87,6 +87,13 @@ std::span<const std::string_view> expert_input_counters() noexcept;
 Bottlenecks analyse_bottlenecks(const CounterValues& counters, const DeviceFacts& device,
                                 const ExpertOptions& options = {});
 
+// The same analysis for a GPU whose SM count and compute capability are unknown (a recording
+// of a GPU not in known_device_facts' table, no facts given): every bottleneck but b_paral,
+// which needs the GPU's FP32 cores, stays as above; b_paral and `cores` stay 0, so the
+// reaction asks nothing of the thread count. `family` is the counters' own.
+Bottlenecks analyse_bottlenecks(const CounterValues& counters, CounterFamily family,
+                                const ExpertOptions& options = {});
+
 // The reaction PC' (method.md §4): abbreviation -> required change in [-1, 1] for the
 // memory counters (DRAM_RT, DRAM_WT, L2_RT, L2_WT, SHR_LT, SHR_WT, TEX_RWT, LOC_O), the
 // instruction types, INST_ISSUE_U, SM_E and threads. Use the options of the analysis.

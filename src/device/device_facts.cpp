@@ -56,19 +56,51 @@ struct KnownDevice {
 // Longer names first where one contains another ("RTX 2080 Ti" before "RTX 2080").
 // Figures: NVIDIA's product specifications (SM counts) and the CUDA programming guide.
 constexpr std::array kKnownDevices{
+    // Kepler, Maxwell, Pascal
+    KnownDevice{"GTX 680", 8, {3, 0}},        KnownDevice{"Tesla K40", 15, {3, 5}},
+    KnownDevice{"GTX TITAN X", 24, {5, 2}},   KnownDevice{"GTX TITAN", 14, {3, 5}},
+    KnownDevice{"Tesla K80", 13, {3, 7}},     KnownDevice{"GTX 980 Ti", 22, {5, 2}},
+    KnownDevice{"GTX 980", 16, {5, 2}},
+    KnownDevice{"GTX 1060 3GB", 9, {6, 1}},   KnownDevice{"GTX 1060", 10, {6, 1}},
     KnownDevice{"GTX 1070 Ti", 19, {6, 1}},   KnownDevice{"GTX 1070", 15, {6, 1}},
     KnownDevice{"GTX 1080 Ti", 28, {6, 1}},   KnownDevice{"GTX 1080", 20, {6, 1}},
-    KnownDevice{"GTX 980", 16, {5, 2}},       KnownDevice{"GTX TITAN X", 24, {5, 2}},
-    KnownDevice{"Tesla P100", 56, {6, 0}},    KnownDevice{"Tesla V100", 80, {7, 0}},
-    KnownDevice{"TITAN V", 80, {7, 0}},       KnownDevice{"RTX 2080 Ti", 68, {7, 5}},
-    KnownDevice{"RTX 2080 SUPER", 48, {7, 5}}, KnownDevice{"RTX 2080", 46, {7, 5}},
-    KnownDevice{"RTX 2070", 36, {7, 5}},      KnownDevice{"Tesla T4", 40, {7, 5}},
+    KnownDevice{"TITAN Xp", 30, {6, 1}},      KnownDevice{"Tesla P100", 56, {6, 0}},
+    KnownDevice{"Tesla P40", 30, {6, 1}},     KnownDevice{"Tesla P4", 20, {6, 1}},
+    // Volta, Turing
+    KnownDevice{"Tesla V100", 80, {7, 0}},    KnownDevice{"TITAN V", 80, {7, 0}},
+    KnownDevice{"GTX 1650 SUPER", 20, {7, 5}}, KnownDevice{"GTX 1650", 14, {7, 5}},
+    KnownDevice{"GTX 1660 Ti", 24, {7, 5}},   KnownDevice{"GTX 1660", 22, {7, 5}},
+    KnownDevice{"RTX 2060 SUPER", 34, {7, 5}}, KnownDevice{"RTX 2060", 30, {7, 5}},
+    KnownDevice{"RTX 2070 SUPER", 40, {7, 5}}, KnownDevice{"RTX 2070", 36, {7, 5}},
+    KnownDevice{"RTX 2080 Ti", 68, {7, 5}},   KnownDevice{"RTX 2080 SUPER", 48, {7, 5}},
+    KnownDevice{"RTX 2080", 46, {7, 5}},      KnownDevice{"TITAN RTX", 72, {7, 5}},
+    KnownDevice{"Quadro RTX 8000", 72, {7, 5}}, KnownDevice{"Quadro RTX 6000", 72, {7, 5}},
+    KnownDevice{"Quadro RTX 5000", 48, {7, 5}}, KnownDevice{"Tesla T4", 40, {7, 5}},
+    // Ampere
     KnownDevice{"A100", 108, {8, 0}},         KnownDevice{"A30", 56, {8, 0}},
-    KnownDevice{"RTX 3090", 82, {8, 6}},      KnownDevice{"RTX 3080", 68, {8, 6}},
-    KnownDevice{"RTX A4000", 48, {8, 6}},     KnownDevice{"A40", 84, {8, 6}},
-    KnownDevice{"RTX 4090", 128, {8, 9}},     KnownDevice{"L40", 142, {8, 9}},
+    KnownDevice{"A10G", 80, {8, 6}},          KnownDevice{"A10", 72, {8, 6}},
+    KnownDevice{"RTX 3060 Ti", 38, {8, 6}},   KnownDevice{"RTX 3060", 28, {8, 6}},
+    KnownDevice{"RTX 3070 Ti", 48, {8, 6}},   KnownDevice{"RTX 3070", 46, {8, 6}},
+    KnownDevice{"RTX 3080 Ti", 80, {8, 6}},   KnownDevice{"RTX 3080", 68, {8, 6}},
+    KnownDevice{"RTX 3090 Ti", 84, {8, 6}},   KnownDevice{"RTX 3090", 82, {8, 6}},
+    KnownDevice{"RTX A4000", 48, {8, 6}},     KnownDevice{"RTX A5000", 64, {8, 6}},
+    KnownDevice{"RTX A6000", 84, {8, 6}},     KnownDevice{"A40", 84, {8, 6}},
+    // Ada
+    KnownDevice{"RTX 4060 Ti", 34, {8, 9}},   KnownDevice{"RTX 4060", 24, {8, 9}},
+    KnownDevice{"RTX 4070 Ti SUPER", 66, {8, 9}}, KnownDevice{"RTX 4070 Ti", 60, {8, 9}},
+    KnownDevice{"RTX 4070 SUPER", 56, {8, 9}},
+    KnownDevice{"RTX 4070", 46, {8, 9}},      KnownDevice{"RTX 4080 SUPER", 80, {8, 9}},
+    KnownDevice{"RTX 4080", 76, {8, 9}},      KnownDevice{"RTX 4090", 128, {8, 9}},
+    KnownDevice{"RTX 6000 Ada", 142, {8, 9}}, KnownDevice{"L40S", 142, {8, 9}},
+    KnownDevice{"L40", 142, {8, 9}},          KnownDevice{"L4", 58, {8, 9}},
+    // Hopper
     KnownDevice{"H100 PCIe", 114, {9, 0}},    KnownDevice{"H100", 132, {9, 0}},
     KnownDevice{"H200", 132, {9, 0}},
+    // Blackwell (GeForce)
+    KnownDevice{"RTX 5050", 20, {12, 0}},     KnownDevice{"RTX 5060 Ti", 36, {12, 0}},
+    KnownDevice{"RTX 5060", 30, {12, 0}},     KnownDevice{"RTX 5070 Ti", 70, {12, 0}},
+    KnownDevice{"RTX 5070", 48, {12, 0}},     KnownDevice{"RTX 5080", 84, {12, 0}},
+    KnownDevice{"RTX 5090", 170, {12, 0}},
 };
 
 }  // namespace

@@ -98,16 +98,18 @@ double ExpertOptions::reaction_threshold() const {
   return r;
 }
 
-Bottlenecks analyse_bottlenecks(const CounterValues& counters, const DeviceFacts& device,
-                                const ExpertOptions& options) {
+namespace {
+
+// The analysis; `cores` (SMs × FP32 cores per SM) unknown leaves b_paral at 0.
+Bottlenecks analyse(const CounterValues& counters, CounterFamily family, std::optional<double> cores,
+                    const ExpertOptions& options) {
   const double r = options.reaction_threshold();
-  if (device.sm_count < 1) throw CounterError(fmt::format("device has {} SMs", device.sm_count));
   require_inputs(counters);
   auto counter = [&](std::string_view name) {
     auto found = counters.find(std::string(name));
     return found != counters.end() ? found->second : *stand_in(counters, name);  // require_inputs checked
   };
-  const bool volta = is_volta_or_newer(device.family);
+  const bool volta = is_volta_or_newer(family);
   Bottlenecks b;
 
   // Memory.
@@ -150,10 +152,25 @@ Bottlenecks analyse_bottlenecks(const CounterValues& counters, const DeviceFacts
   // eq. 9–10.
   b.sm = clamp_unit((100.0 - counter(abbr::SM_E)) / 100.0);
   b.occupancy = clamp_unit(1.0 - counter(abbr::OCC) / 100.0);
-  b.cores = static_cast<double>(device.sm_count) * fp32_cores_per_sm(device.compute_capability);
-  double enough_threads = options.threads_per_core * b.cores;
-  b.parallelism = clamp_unit(ratio(enough_threads - counter(abbr::THREADS), enough_threads));
+  if (cores) {
+    b.cores = *cores;
+    double enough_threads = options.threads_per_core * b.cores;
+    b.parallelism = clamp_unit(ratio(enough_threads - counter(abbr::THREADS), enough_threads));
+  }
   return b;
+}
+
+}  // namespace
+
+Bottlenecks analyse_bottlenecks(const CounterValues& counters, const DeviceFacts& device,
+                                const ExpertOptions& options) {
+  if (device.sm_count < 1) throw CounterError(fmt::format("device has {} SMs", device.sm_count));
+  const double cores = static_cast<double>(device.sm_count) * fp32_cores_per_sm(device.compute_capability);
+  return analyse(counters, device.family, cores, options);
+}
+
+Bottlenecks analyse_bottlenecks(const CounterValues& counters, CounterFamily family, const ExpertOptions& options) {
+  return analyse(counters, family, std::nullopt, options);
 }
 
 std::vector<std::pair<std::string, double>> named_bottlenecks(const Bottlenecks& b) {

@@ -134,14 +134,11 @@ std::optional<std::pair<CounterValues, CounterFamily>> measured_counters(const R
   return std::nullopt;
 }
 
-DeviceFacts tuned_device(const Result& result, const std::optional<DeviceFacts>& device) {
-  if (device) return *device;
-  if (auto known = known_device_facts(result.device)) return *known;
-  throw Error(fmt::format(
-      "the GPU '{}' is not in the table of known GPUs; give its facts with --set sm_count=N --set "
-      "compute_capability=MAJOR.MINOR, or name the GPU of a recording that does not (KTT's CSV) with "
-      "`steer import FILE --db DB --device NAME`",
-      result.device));
+// The tuned GPU's facts: those given, else those known for the GPU the result names; nullopt
+// for a GPU not in the table, whose analysis then leaves out b_paral (analyse_bottlenecks).
+std::optional<DeviceFacts> tuned_device(const Result& result, const std::optional<DeviceFacts>& device) {
+  if (device) return device;
+  return known_device_facts(result.device);
 }
 
 }  // namespace
@@ -157,13 +154,14 @@ std::optional<CounterValues> reaction_to(const Result& result, const PredictedCo
     return required_counter_changes(bottlenecks, expert);
   };
   if (auto measured = measured_counters(result, reported)) {
-    DeviceFacts facts = tuned_device(result, device);
-    facts.family = measured->second;
-    return react(analyse_bottlenecks(measured->first, facts, expert));
+    std::optional<DeviceFacts> facts = tuned_device(result, device);
+    if (!facts) return react(analyse_bottlenecks(measured->first, measured->second, expert));
+    facts->family = measured->second;
+    return react(analyse_bottlenecks(measured->first, *facts, expert));
   }
   // A recording with times only (or a profiler that returned nothing): the model's
   // predictions for this configuration stand in, read with the facts of the model's GPU.
-  if (!predicted_analysis || !model.provenance().device_facts) return std::nullopt;
+  if (!predicted_analysis) return std::nullopt;
   CounterValues values;
   for (std::size_t k = 0; k < predicted.counters.size(); ++k) {
     values[predicted.counters[k]] = predicted.values[k][result.config_index];
@@ -172,7 +170,9 @@ std::optional<CounterValues> reaction_to(const Result& result, const PredictedCo
     values[std::string(abbr::THREADS)] = threads->second;  // measured, so better than predicted
   }
   try {
-    return react(analyse_bottlenecks(values, *model.provenance().device_facts, expert));
+    const ModelProvenance& trained = model.provenance();
+    return react(trained.device_facts ? analyse_bottlenecks(values, *trained.device_facts, expert)
+                                      : analyse_bottlenecks(values, trained.family, expert));
   } catch (const CounterError&) {
     return std::nullopt;  // the model does not predict every input of the analysis
   }

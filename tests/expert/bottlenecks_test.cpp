@@ -299,6 +299,24 @@ TEST(AnalyseBottlenecks, L2ReadsAndWritesStandInForMissingDramSectors) {
   }
 }
 
+TEST(AnalyseBottlenecks, AnUnknownGpuGetsEveryBottleneckButParallelism) {
+  // Without the GPU's SM count and compute capability there are no FP32 cores to compare
+  // the thread count with: b_paral stays 0, every other bottleneck is as for a known GPU.
+  CounterValues c = quiet_counters();
+  c["DRAM_RT"] = 300, c["DRAM_WT"] = 100, c["DRAM_U"] = 8;
+  c["INST_EXE"] = 1000, c["INST_F32"] = 20000, c["INST_ISSUE_U"] = 40;
+  c["SM_E"] = 70, c["threads"] = 1000;
+  const Bottlenecks known = analyse_bottlenecks(c, kRtx2080Ti);
+  const Bottlenecks unknown = analyse_bottlenecks(c, kRtx2080Ti.family);
+  EXPECT_GT(known.parallelism, 0.9);
+  EXPECT_EQ(unknown.parallelism, 0.0);
+  EXPECT_EQ(unknown.cores, 0.0);
+  EXPECT_DOUBLE_EQ(unknown.dram_read, known.dram_read);
+  EXPECT_DOUBLE_EQ(unknown.inst_f32, known.inst_f32);
+  EXPECT_DOUBLE_EQ(unknown.sm, known.sm);
+  EXPECT_DOUBLE_EQ(unknown.issue, known.issue);
+}
+
 TEST(AnalyseBottlenecks, RejectsDevicesWithoutSmsAndInvalidReaction) {
   EXPECT_THROW(analyse_bottlenecks(quiet_counters(), DeviceFacts{0, {9, 0}, CounterFamily::VoltaPlus}),
                CounterError);

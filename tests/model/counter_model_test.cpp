@@ -327,6 +327,13 @@ TEST(KnownDevices, LongerNamesWinOverTheirPrefixes) {
   EXPECT_EQ(known_device_facts("NVIDIA GeForce RTX 2080")->sm_count, 46);
   EXPECT_EQ(known_device_facts("GeForce GTX 1070")->family, CounterFamily::PreVolta);
   EXPECT_EQ(known_device_facts("NVIDIA H200")->compute_capability, (ComputeCapability{9, 0}));
+  EXPECT_EQ(known_device_facts("NVIDIA GeForce RTX 4070 Ti SUPER")->sm_count, 66);
+  EXPECT_EQ(known_device_facts("NVIDIA GeForce RTX 4070 Ti")->sm_count, 60);
+  EXPECT_EQ(known_device_facts("NVIDIA A100-SXM4-80GB")->sm_count, 108);
+  EXPECT_EQ(known_device_facts("NVIDIA A10G")->sm_count, 80);
+  EXPECT_EQ(known_device_facts("NVIDIA L40S")->sm_count, 142);
+  EXPECT_EQ(known_device_facts("NVIDIA L4")->sm_count, 58);
+  EXPECT_EQ(known_device_facts("NVIDIA GeForce RTX 5050")->compute_capability, (ComputeCapability{12, 0}));
   EXPECT_FALSE(known_device_facts("Some Future GPU"));
 }
 

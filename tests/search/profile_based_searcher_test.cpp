@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "search/profile_scoring.hpp"
 #include "steer/eval.hpp"
+#include "steer/expert.hpp"
 #include "steer/model.hpp"
 #include "steer/recording.hpp"
 #include "steer/searcher.hpp"
@@ -352,23 +355,38 @@ TEST(ProfileBasedSearcher, SettingsAndMissingModelAreErrors) {
                                                                {"compute_capability", "9.0"}}}));
 }
 
-TEST(ProfileBasedSearcher, AnUnknownGpuWithCountersNeedsItsFacts) {
+// A GPU not in the table of known GPUs is analysed all the same, without the parallelism
+// bottleneck (it needs the GPU's FP32 cores); given the GPU's facts, with it.
+TEST(ProfileBasedSearcher, AnUnknownGpuIsAnalysedWithoutTheParallelismBottleneck) {
   Space space = small_space();
-  auto searcher = make_searcher("profile-based", {.seed = 1, .model_path = small_model(), .settings = {}});
-  searcher->start(space);
-  std::vector<Proposal> first = searcher->propose(1);
-  Result r;
-  r.config_index = first[0].config;
-  r.status = Status::Ok;
-  r.time.median_ms = 1;
-  r.device = "Some Future GPU";
-  r.counters = {{"dram__throughput.avg.pct_of_peak_sustained_elapsed", 50}};
-  try {
+  auto first_explanation = [&](const std::string& device, std::map<std::string, std::string> settings) {
+    auto searcher = make_searcher("profile-based", {.seed = 1, .model_path = small_model(), .settings = settings});
+    searcher->start(space);
+    std::vector<Proposal> first = searcher->propose(1);
+    EXPECT_TRUE(first.at(0).measure.counters) << "the first test is profiled";
+    Result r;
+    r.config_index = first[0].config;
+    r.status = Status::Ok;
+    r.time.median_ms = 1;
+    r.device = device;
+    for (std::string_view name : expert_input_counters()) r.counters[std::string(name)] = 50;  // canonical
+    r.counters["DRAM_U"] = 9;
+    r.counters["threads"] = 1000;  // far too few for any of these GPUs
     searcher->observe(r);
-    ADD_FAILURE() << "analysed counters of a GPU it knows nothing about";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("sm_count"), std::string::npos) << e.what();
-  }
+    std::vector<Explanation> made = searcher->take_explanations();
+    EXPECT_EQ(made.size(), 1u);
+    EXPECT_FALSE(searcher->propose(3).empty()) << "it goes on with the reaction";
+    return made.empty() ? Explanation{} : made.front();
+  };
+  auto has = [](const Explanation& e, const std::string& bottleneck) {
+    return std::ranges::any_of(e.bottlenecks, [&](const auto& b) { return b.first == bottleneck; });
+  };
+  EXPECT_TRUE(has(first_explanation("NVIDIA H200", {}), "parallelism"));
+  const Explanation unknown = first_explanation("Some Future GPU", {});
+  EXPECT_FALSE(has(unknown, "parallelism"));
+  EXPECT_TRUE(has(unknown, "dram_read")) << "the other bottlenecks are found";
+  EXPECT_TRUE(has(first_explanation("Some Future GPU", {{"sm_count", "132"}, {"compute_capability", "9.0"}}),
+                  "parallelism"));
 }
 
 }  // namespace
