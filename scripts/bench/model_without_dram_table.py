@@ -9,8 +9,7 @@ predictions removed. Without a source, guided ranks the predicted work by instru
 there. Rows, P (time / tests), each compile charged the recording's mean:
   full model:            guided, source=none, the model as trained
   without DRAM:          guided, source=none, the copy
-  without DRAM, no work: the same with work_prior=false (no predicted work: what a model
-                         without DRAM counters gave guided before instructions alone ranked it)
+  without DRAM, no work: the same with work_prior=false (no predicted work at all)
   without DRAM, source:  guided with the copy and the model's recording as source (pairs only)
 
   python3 scripts/bench/model_without_dram_table.py [--runs 100] [--seed 1] [--steer build/steer] [--out DIR]
