@@ -781,7 +781,7 @@ class BayesSearcher final : public Searcher {
   // The reaction to the profiled design point draws the next initial samples, in place of as
   // many Latin hypercube points; with nothing to analyse, the hypercube stays.
   void draw_by_reaction(const Result& profiled) {
-    // The tuned GPU's facts: those known for the GPU the result names.
+    // The tuned GPU's facts: those known for the GPU the result names (none: no b_paral).
     Bottlenecks found;
     const std::optional<CounterValues> reaction = search::reaction_to(
         profiled, predicted_, *options_.counter_model, std::nullopt, options_.expert, true, &found);

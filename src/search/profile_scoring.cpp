@@ -6,8 +6,6 @@
 #include <cmath>
 #include <limits>
 
-#include <fmt/format.h>
-
 #include "steer/error.hpp"
 
 namespace steer::search {
@@ -160,7 +158,8 @@ std::optional<CounterValues> reaction_to(const Result& result, const PredictedCo
     return react(analyse_bottlenecks(measured->first, *facts, expert));
   }
   // A recording with times only (or a profiler that returned nothing): the model's
-  // predictions for this configuration stand in, read with the facts of the model's GPU.
+  // predictions for this configuration stand in, read with the facts of the model's GPU
+  // (without b_paral where that GPU is unknown).
   if (!predicted_analysis) return std::nullopt;
   CounterValues values;
   for (std::size_t k = 0; k < predicted.counters.size(); ++k) {

@@ -61,9 +61,9 @@ std::vector<std::uint64_t> weighted_draws(std::span<float> weights, double total
 
 // The reaction PC' (method.md §5) to the bottlenecks of a profiled test: from its measured
 // counters, read with the facts of `device` (default: the known facts of the GPU the result
-// names; an unknown GPU is an Error saying how to give them); when the test carries no
+// names; for a GPU not in that table, the analysis without b_paral); when the test carries no
 // hardware counters and `predicted_analysis`, from the model's predictions for it, read with
-// the facts of the model's GPU. nullopt when there is nothing to analyse (a failed test; no
+// the facts of the model's GPU (likewise without b_paral where they are unknown). nullopt when there is nothing to analyse (a failed test; no
 // counters and no usable prediction).
 // `found`, when given, receives the bottlenecks the reaction answers.
 std::optional<CounterValues> reaction_to(const Result& result, const PredictedCounters& predicted,
