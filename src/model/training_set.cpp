@@ -1,5 +1,6 @@
 // Training rows from a recording, and model kinds by name.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -141,12 +142,45 @@ bool replays_training_measurements(const Recording& recording, const CounterMode
   return ran > 0 && 10 * found >= 9 * ran;
 }
 
+namespace {
+
+// What the imports record beside a profiler's counters: the threads launched and the
+// compiled binary's resources. A recording with only these was not profiled.
+bool describes_launch_or_binary(std::string_view name) {
+  constexpr std::array<std::string_view, 6> kNames{"threads",           "RegistersCount",    "LocalMemorySize",
+                                                   "PrivateMemorySize", "ConstantMemorySize", "MaxWorkGroupSize"};
+  return std::ranges::find(kNames, name) != kNames.end();
+}
+
+}  // namespace
+
 TrainingSet training_set(const Recording& recording, std::string source) {
   const Space& space = recording.space();
   std::vector<const Result*> profiled;
+  const Result* unread = nullptr;  // one carrying counters of no family Steer reads
   for (ConfigIndex c = 0; c < space.size(); ++c) {
     const Result* result = recording.present(c) ? recording.recorded(c) : nullptr;
-    if (result && result->ok() && detect_counter_family(result->counters)) profiled.push_back(result);
+    if (!result || !result->ok()) continue;
+    if (detect_counter_family(result->counters)) {
+      profiled.push_back(result);
+    } else if (!unread && std::ranges::any_of(result->counters, [](const auto& entry) {
+                 return !describes_launch_or_binary(entry.first);
+               })) {
+      unread = result;
+    }
+  }
+  if (profiled.empty() && unread) {
+    // Another vendor's or profiler's names: say so rather than "no counters".
+    std::vector<std::string> names;  // sorted, as the map holds them
+    for (const auto& [name, value] : unread->counters) {
+      if (!describes_launch_or_binary(name)) names.push_back(name);
+    }
+    const std::size_t shown = std::min<std::size_t>(names.size(), 4);
+    throw ModelError(fmt::format(
+        "{}: its counters ({}{}) are none of the NVIDIA counter sets Steer reads (CUPTI's profiling "
+        "API or its legacy events and metrics, docs/counters.md), nothing to train on",
+        source, fmt::join(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+        names.size() > shown ? fmt::format(" and {} more", names.size() - shown) : std::string()));
   }
   if (profiled.empty()) {
     throw ModelError(fmt::format("{}: no configuration that ran carries hardware counters, nothing to train on",
