@@ -359,6 +359,8 @@ int tune_as_told(const TuneArgs& args, MpiJob* job) {
                               {"bottlenecks", e.bottlenecks},
                               {"changes", e.changes},
                               {"next", next}});
+      if (!e.predicted_inputs.empty()) explanations.back()["predicted_inputs"] = e.predicted_inputs;
+      if (!e.missing_inputs.empty()) explanations.back()["missing_inputs"] = e.missing_inputs;
     };
   }
 

@@ -81,6 +81,10 @@ std::vector<std::pair<std::string, double>> named_bottlenecks(const Bottlenecks&
 // The canonical counters analyse_bottlenecks reads (all but TEX_RWT).
 std::span<const std::string_view> expert_input_counters() noexcept;
 
+// The inputs analyse_bottlenecks would miss in `counters`: neither present nor stood in for
+// (Kepler's warp efficiencies and shared-memory utilisation, L2's reads and writes for DRAM's).
+std::vector<std::string_view> missing_expert_inputs(const CounterValues& counters);
+
 // Bottleneck analysis (method.md §3). `counters` are canonical (canonical_counters());
 // throws CounterError naming every missing input counter, for an unknown compute
 // capability, or for sm_count < 1.

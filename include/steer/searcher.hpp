@@ -30,11 +30,16 @@ struct Explanation {
   std::vector<std::pair<std::string, double>> bottlenecks;  // name -> [0, 1], > 0 only, largest first
   std::vector<std::pair<std::string, double>> changes;      // canonical counter -> change, largest |change| first
   std::vector<ConfigIndex> next;                            // in the order they will be proposed
+  // Inputs of the analysis the profile did not give: the model's predictions stood in for
+  // `predicted_inputs`; `missing_inputs`, neither measured nor predicted, left no analysis.
+  std::vector<std::string> predicted_inputs;
+  std::vector<std::string> missing_inputs;
 };
 
 // One line for people: "profiled X: bottlenecks shr_load 0.82, dram_read 0.41; asks SHR_LT
 // -0.60, DRAM_RT -0.30; next 5: A | B | ...", with configurations as space.key() gives them
-// and at most `top` bottlenecks and changes.
+// and at most `top` bottlenecks and changes; "; predicted DRAM_RT, DRAM_WT" before "next"
+// where the model stood in for inputs, or "profiled X: no analysis, neither measured nor predicted: INST_F32".
 std::string describe(const Explanation& explanation, const Space& space, std::size_t top = 4);
 
 struct SearcherOptions {

@@ -365,7 +365,9 @@ std::string write_explanations(const fs::path& file, const fs::path& out, Sectio
       const Json& e = explanations[after->second - 1];
       const Json& b = e.value("bottlenecks", Json::array());
       const Json& c = e.value("changes", Json::array());
-      label = fmt::format("#{} {}{}", after->second, b.empty() ? std::string("no bottleneck") : b[0][0].get<std::string>(),
+      const bool analysed = e.value("missing_inputs", Json::array()).empty();
+      label = fmt::format("#{} {}{}", after->second,
+                          !analysed ? std::string("no analysis") : b.empty() ? std::string("no bottleneck") : b[0][0].get<std::string>(),
                           c.empty() ? std::string() : fmt::format(" → {} {:+.2f}", c[0][0].get<std::string>(), c[0][1].get<double>()));
     }
     csv.row(number, csv::number(runtime), test.value("profiled", false) ? 1 : 0,

@@ -77,10 +77,7 @@ std::optional<double> stand_in(const CounterValues& counters, std::string_view n
 }
 
 void require_inputs(const CounterValues& counters) {
-  std::vector<std::string_view> missing;
-  for (std::string_view name : input_counters) {
-    if (!counters.contains(std::string(name)) && !stand_in(counters, name)) missing.push_back(name);
-  }
+  const std::vector<std::string_view> missing = missing_expert_inputs(counters);
   if (!missing.empty()) {
     throw CounterError(fmt::format("bottleneck analysis: missing canonical counters {}", fmt::join(missing, ", ")));
   }
@@ -91,6 +88,14 @@ void require_inputs(const CounterValues& counters) {
 std::span<const InstructionBottleneck> instruction_bottlenecks() noexcept { return instruction_table; }
 
 std::span<const std::string_view> expert_input_counters() noexcept { return input_counters; }
+
+std::vector<std::string_view> missing_expert_inputs(const CounterValues& counters) {
+  std::vector<std::string_view> missing;
+  for (std::string_view name : input_counters) {
+    if (!counters.contains(std::string(name)) && !stand_in(counters, name)) missing.push_back(name);
+  }
+  return missing;
+}
 
 double ExpertOptions::reaction_threshold() const {
   double r = compute_bound ? compute_bound_inst_reaction : inst_reaction;

@@ -782,10 +782,13 @@ class BayesSearcher final : public Searcher {
   // many Latin hypercube points; with nothing to analyse, the hypercube stays.
   void draw_by_reaction(const Result& profiled) {
     // The tuned GPU's facts: those known for the GPU the result names (none: no b_paral).
-    Bottlenecks found;
+    search::ProfileAnalysis found;
     const std::optional<CounterValues> reaction = search::reaction_to(
         profiled, predicted_, *options_.counter_model, std::nullopt, options_.expert, true, &found);
-    if (!reaction) return;
+    if (!reaction) {
+      if (!found.missing_inputs.empty()) explanations_.push_back(search::explain(profiled.config_index, found, {}));
+      return;
+    }
     explanations_.push_back(search::explain(profiled.config_index, found, *reaction));
     const std::vector<search::ReactionTerm> terms = search::reaction_terms(*reaction, predicted_);
     if (terms.empty()) return;

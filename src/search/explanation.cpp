@@ -17,10 +17,22 @@ std::string describe(const Explanation& e, const Space& space, std::size_t top) 
     if (values.size() > top) parts.push_back(fmt::format("{} more", values.size() - top));
     return parts.empty() ? std::string("none") : fmt::format("{}", fmt::join(parts, ", "));
   };
+  const auto listed = [top](const std::vector<std::string>& names) {
+    const std::size_t shown = std::min(top, names.size());
+    std::string text = fmt::format("{}", fmt::join(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(shown), ", "));
+    if (names.size() > shown) text += fmt::format(", {} more", names.size() - shown);
+    return text;
+  };
+  const std::string_view action = e.reused ? "again around" : "profiled";
+  if (!e.missing_inputs.empty()) {
+    return fmt::format("{} {}: no analysis, neither measured nor predicted: {}", action, space.key(e.profiled),
+                       listed(e.missing_inputs));
+  }
   std::vector<std::string> next;
   for (ConfigIndex c : e.next) next.push_back(space.key(c));
-  return fmt::format("{} {}: bottlenecks {}; asks {}; next {}{}{}", e.reused ? "again around" : "profiled",
-                     space.key(e.profiled), named(e.bottlenecks, "{} {:.2f}"), named(e.changes, "{} {:+.2f}"),
+  return fmt::format("{} {}: bottlenecks {}; asks {}{}; next {}{}{}", action, space.key(e.profiled),
+                     named(e.bottlenecks, "{} {:.2f}"), named(e.changes, "{} {:+.2f}"),
+                     e.predicted_inputs.empty() ? std::string() : "; predicted " + listed(e.predicted_inputs),
                      e.next.size(), e.next.empty() ? "" : ": ", fmt::join(next, " | "));
 }
 

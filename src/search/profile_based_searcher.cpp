@@ -103,12 +103,14 @@ class ProfileBasedSearcher final : public Searcher {
     }
     if (awaiting_profile_ && *awaiting_profile_ == c) {
       awaiting_profile_.reset();
-      Bottlenecks found;
+      search::ProfileAnalysis found;
       if (auto reaction = analyse(result, &found)) {
         reactions_[c] = std::move(*reaction);
         bottlenecks_[c] = found;
         base_ = c;
         explanations_.push_back(search::explain(c, found, reactions_[c]));
+      } else if (!found.missing_inputs.empty()) {
+        explanations_.push_back(search::explain(c, found, {}));
       }
       draw_batch();
     } else {
@@ -121,7 +123,7 @@ class ProfileBasedSearcher final : public Searcher {
  private:
   void mark_explored(ConfigIndex c) { explored_[c] = 1; }
 
-  std::optional<CounterValues> analyse(const Result& result, Bottlenecks* found) {
+  std::optional<CounterValues> analyse(const Result& result, search::ProfileAnalysis* found) {
     return search::reaction_to(result, predicted_, *model_, options_.device, options_.expert,
                                options_.predicted_analysis, found);
   }
@@ -214,7 +216,7 @@ class ProfileBasedSearcher final : public Searcher {
   std::vector<std::uint8_t> explored_;  // proposed or queued
   std::vector<float> scores_, weights_;
   std::map<ConfigIndex, CounterValues> reactions_;  // per profiled configuration with an analysis
-  std::map<ConfigIndex, Bottlenecks> bottlenecks_;  // what each of those reactions answers
+  std::map<ConfigIndex, search::ProfileAnalysis> bottlenecks_;  // what each of those reactions answers
   std::vector<Explanation> explanations_;           // not yet taken
   std::deque<ConfigIndex> queue_;                   // drawn, not yet proposed
   std::uint64_t batch_pending_ = 0;                 // plain tests proposed, not yet observed

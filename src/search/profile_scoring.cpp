@@ -144,14 +144,36 @@ std::optional<DeviceFacts> tuned_device(const Result& result, const std::optiona
 std::optional<CounterValues> reaction_to(const Result& result, const PredictedCounters& predicted,
                                          const CounterModel& model, const std::optional<DeviceFacts>& device,
                                          const ExpertOptions& expert, bool predicted_analysis,
-                                         Bottlenecks* found) {
+                                         ProfileAnalysis* found) {
   if (!result.ok()) return std::nullopt;
-  const CounterFamily reported = device ? device->family : CounterFamily::VoltaPlus;
+  ProfileAnalysis analysis;
   const auto react = [&](const Bottlenecks& bottlenecks) {
-    if (found) *found = bottlenecks;
+    analysis.bottlenecks = bottlenecks;
+    if (found) *found = analysis;
     return required_counter_changes(bottlenecks, expert);
   };
+  const auto predicted_value = [&](std::string_view counter) -> std::optional<double> {
+    const auto k = std::ranges::find(predicted.counters, counter);
+    if (k == predicted.counters.end()) return std::nullopt;
+    return predicted.values[static_cast<std::size_t>(k - predicted.counters.begin())][result.config_index];
+  };
+  // Inputs still missing: no analysis, and the caller is told which.
+  const auto complete = [&](CounterValues& values, bool predict) {
+    for (std::string_view name : missing_expert_inputs(values)) {
+      const std::optional<double> value = predict ? predicted_value(name) : std::nullopt;
+      if (value) {
+        values[std::string(name)] = *value;
+        analysis.predicted_inputs.emplace_back(name);
+      } else {
+        analysis.missing_inputs.emplace_back(name);
+      }
+    }
+    if (found && !analysis.missing_inputs.empty()) *found = analysis;
+    return analysis.missing_inputs.empty();
+  };
+  const CounterFamily reported = device ? device->family : CounterFamily::VoltaPlus;
   if (auto measured = measured_counters(result, reported)) {
+    if (!complete(measured->first, predicted_analysis)) return std::nullopt;
     std::optional<DeviceFacts> facts = tuned_device(result, device);
     if (!facts) return react(analyse_bottlenecks(measured->first, measured->second, expert));
     facts->family = measured->second;
@@ -168,20 +190,33 @@ std::optional<CounterValues> reaction_to(const Result& result, const PredictedCo
   if (auto threads = result.counters.find(std::string(abbr::THREADS)); threads != result.counters.end()) {
     values[std::string(abbr::THREADS)] = threads->second;  // measured, so better than predicted
   }
+  const auto missing = missing_expert_inputs(values);
+  if (!missing.empty()) {
+    // The model does not predict every input of the analysis.
+    analysis.missing_inputs.assign(missing.begin(), missing.end());
+    if (found) *found = analysis;
+    return std::nullopt;
+  }
+  for (std::string_view name : expert_input_counters()) {
+    if (predicted_value(name) && !(name == abbr::THREADS && result.counters.contains(std::string(name)))) {
+      analysis.predicted_inputs.emplace_back(name);
+    }
+  }
   try {
     const ModelProvenance& trained = model.provenance();
     return react(trained.device_facts ? analyse_bottlenecks(values, *trained.device_facts, expert)
                                       : analyse_bottlenecks(values, trained.family, expert));
   } catch (const CounterError&) {
-    return std::nullopt;  // the model does not predict every input of the analysis
+    return std::nullopt;  // facts of the model's GPU the analysis cannot read
   }
 }
 
-Explanation explain(ConfigIndex profiled, const Bottlenecks& bottlenecks, const CounterValues& reaction, bool reused) {
+Explanation explain(ConfigIndex profiled, const ProfileAnalysis& analysis, const CounterValues& reaction,
+                    bool reused) {
   Explanation e;
   e.profiled = profiled;
   e.reused = reused;
-  for (const auto& [name, value] : named_bottlenecks(bottlenecks)) {
+  for (const auto& [name, value] : named_bottlenecks(analysis.bottlenecks)) {
     if (value > 0) e.bottlenecks.emplace_back(name, value);
   }
   for (const auto& [counter, change] : reaction) {
@@ -191,6 +226,8 @@ Explanation explain(ConfigIndex profiled, const Bottlenecks& bottlenecks, const 
                    [](const auto& a, const auto& b) { return a.second > b.second; });
   std::stable_sort(e.changes.begin(), e.changes.end(),
                    [](const auto& a, const auto& b) { return std::abs(a.second) > std::abs(b.second); });
+  e.predicted_inputs = analysis.predicted_inputs;
+  e.missing_inputs = analysis.missing_inputs;
   return e;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -59,21 +60,33 @@ double normalise_scores(std::span<const float> scores, std::span<const std::uint
 // replacement (a drawn configuration's weight becomes 0). `total` is the sum of the weights.
 std::vector<std::uint64_t> weighted_draws(std::span<float> weights, double total, std::size_t count, Random& random);
 
+// What reaction_to found: the bottlenecks, and the analysis's inputs the profiled test lacked
+// (another counter set, a metric its profiler left out) with the model's predictions for the
+// configuration in their place; or, when there was no analysis, the inputs neither gave.
+struct ProfileAnalysis {
+  Bottlenecks bottlenecks;
+  std::vector<std::string> predicted_inputs;
+  std::vector<std::string> missing_inputs;
+};
+
 // The reaction PC' (method.md §5) to the bottlenecks of a profiled test: from its measured
 // counters, read with the facts of `device` (default: the known facts of the GPU the result
 // names; for a GPU not in that table, the analysis without b_paral); when the test carries no
 // hardware counters and `predicted_analysis`, from the model's predictions for it, read with
-// the facts of the model's GPU (likewise without b_paral where they are unknown). nullopt when there is nothing to analyse (a failed test; no
-// counters and no usable prediction).
-// `found`, when given, receives the bottlenecks the reaction answers.
+// the facts of the model's GPU (likewise without b_paral where they are unknown). Inputs of
+// the analysis that measured counters lack are, with `predicted_analysis`, the model's
+// predictions for the configuration. nullopt when there is nothing to analyse (a failed test;
+// no counters and no usable prediction; an input neither measured nor predicted).
+// `found`, when given, receives what the reaction answers.
 std::optional<CounterValues> reaction_to(const Result& result, const PredictedCounters& predicted,
                                          const CounterModel& model, const std::optional<DeviceFacts>& device,
                                          const ExpertOptions& expert, bool predicted_analysis,
-                                         Bottlenecks* found = nullptr);
+                                         ProfileAnalysis* found = nullptr);
 
 // An Explanation of a profiled configuration's analysis: its non-zero bottlenecks and
-// changes, largest first; `next` is left for the searcher to fill.
-Explanation explain(ConfigIndex profiled, const Bottlenecks& bottlenecks, const CounterValues& reaction,
+// changes, largest first, and the inputs the model predicted or nobody gave; `next` is left
+// for the searcher to fill.
+Explanation explain(ConfigIndex profiled, const ProfileAnalysis& analysis, const CounterValues& reaction,
                     bool reused = false);
 
 }  // namespace steer::search

@@ -289,7 +289,10 @@ TEST(AnalyseBottlenecks, L2ReadsAndWritesStandInForMissingDramSectors) {
   EXPECT_NEAR(b.dram_write, 0.25 * 0.8, kTolerance);
   EXPECT_NEAR(b.l2_read, 0.75 * 0.5, kTolerance);
 
+  EXPECT_TRUE(missing_expert_inputs(c).empty()) << "both stood in for";
+
   c["DRAM_WT"] = 100;  // one direction measured: no stand-in, the missing one is named
+  EXPECT_EQ(missing_expert_inputs(c), std::vector<std::string_view>{"DRAM_RT"});
   try {
     analyse_bottlenecks(c, kRtx2080Ti);
     FAIL() << "expected CounterError";

@@ -389,5 +389,44 @@ TEST(ProfileBasedSearcher, AnUnknownGpuIsAnalysedWithoutTheParallelismBottleneck
                   "parallelism"));
 }
 
+// A profiler that left out an input of the analysis (another counter set, a metric a GPU does
+// not have) does not stop the tuning: the model's prediction stands in where it has one, and the
+// explanation says so; an input neither measured nor predicted leaves that test unanalysed,
+// said as much, and the search goes on.
+TEST(ProfileBasedSearcher, InputsTheProfileLacksAreTheModelsPredictionsOrNoAnalysis) {
+  Space space = small_space();
+  auto first_explanation = [&](std::string_view dropped) {
+    auto searcher = make_searcher("profile-based", {.seed = 1, .model_path = small_model(), .settings = {}});
+    searcher->start(space);
+    std::vector<Proposal> first = searcher->propose(1);
+    Result r;
+    r.config_index = first.at(0).config;
+    r.status = Status::Ok;
+    r.time.median_ms = 1;
+    r.device = "NVIDIA H200";
+    for (std::string_view name : expert_input_counters()) r.counters[std::string(name)] = 50;  // canonical
+    r.counters["DRAM_U"] = 9;
+    r.counters.erase(std::string(dropped));
+    searcher->observe(r);
+    std::vector<Explanation> made = searcher->take_explanations();
+    EXPECT_FALSE(searcher->propose(3).empty()) << "it goes on";
+    return made.size() == 1 ? made.front() : Explanation{};
+  };
+  const Explanation predicted = first_explanation("DRAM_RT");  // DRAM_WT is measured: no stand-in
+  EXPECT_EQ(predicted.predicted_inputs, std::vector<std::string>{"DRAM_RT"});
+  EXPECT_TRUE(predicted.missing_inputs.empty());
+  EXPECT_FALSE(predicted.bottlenecks.empty());
+  EXPECT_NE(describe(predicted, space).find("; predicted DRAM_RT; next"), std::string::npos) << describe(predicted, space);
+
+  const Explanation unanalysed = first_explanation("INST_F64");  // the model does not predict it
+  EXPECT_EQ(unanalysed.missing_inputs, std::vector<std::string>{"INST_F64"});
+  EXPECT_TRUE(unanalysed.bottlenecks.empty());
+  EXPECT_NE(describe(unanalysed, space).find("no analysis, neither measured nor predicted: INST_F64"), std::string::npos)
+      << describe(unanalysed, space);
+
+  const Explanation complete = first_explanation("nothing");
+  EXPECT_TRUE(complete.predicted_inputs.empty() && complete.missing_inputs.empty());
+}
+
 }  // namespace
 }  // namespace steer
