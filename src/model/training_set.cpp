@@ -9,6 +9,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <span>
 #include <unordered_set>
 
@@ -147,6 +148,7 @@ namespace {
 // What the imports record beside a profiler's counters: the threads launched and the
 // compiled binary's resources. A recording with only these was not profiled.
 bool describes_launch_or_binary(std::string_view name) {
+  name = name.substr(name.rfind('/') + 1);  // a composition's "<kernel>/<name>" (npos + 1 == 0)
   constexpr std::array<std::string_view, 6> kNames{"threads",           "RegistersCount",    "LocalMemorySize",
                                                    "PrivateMemorySize", "ConstantMemorySize", "MaxWorkGroupSize"};
   return std::ranges::find(kNames, name) != kNames.end();
@@ -174,6 +176,20 @@ TrainingSet training_set(const Recording& recording, std::string source) {
     std::vector<std::string> names;  // sorted, as the map holds them
     for (const auto& [name, value] : unread->counters) {
       if (!describes_launch_or_binary(name)) names.push_back(name);
+    }
+    // The imports name a composition's counters "<kernel>/<name>", one set per kernel.
+    CounterValues unprefixed;
+    std::set<std::string> kernels;
+    for (const auto& [name, value] : unread->counters) {
+      const std::size_t slash = name.rfind('/');
+      if (slash == std::string::npos) continue;
+      unprefixed[name.substr(slash + 1)] = value;
+      kernels.insert(name.substr(0, slash));
+    }
+    if (detect_counter_family(unprefixed)) {
+      throw ModelError(fmt::format("{}: its counters are those of each kernel of a composition ({}); the bottleneck "
+                                   "analysis reads one kernel's, so Steer trains models of single kernels only",
+                                   source, fmt::join(kernels, ", ")));
     }
     const std::size_t shown = std::min<std::size_t>(names.size(), 4);
     throw ModelError(fmt::format(

@@ -367,6 +367,45 @@ TEST(TrainingSetOfARecording, CountersOfNoSetSteerReadsAreAnErrorNamingThem) {
   std::filesystem::remove(file);
 }
 
+// KTT records each kernel of a composition with its own counters ("<kernel>/<metric>" once
+// imported); the analysis reads one kernel's, and the error says so.
+TEST(TrainingSetOfARecording, CountersOfAKernelCompositionAreAnErrorNamingItsKernels) {
+  nlohmann::json results = nlohmann::json::array();
+  for (int x : {1, 2}) {
+    nlohmann::json computations = nlohmann::json::array();
+    for (const char* kernel : {"bicgKernel1", "bicgKernel2"}) {
+      nlohmann::json counters = nlohmann::json::array();
+      for (const char* name : {"dram__sectors_read.sum", "dram__sectors_write.sum", "smsp__inst_executed.sum"}) {
+        counters.push_back({{"Name", name}, {"Type", "Double"}, {"Value", 10.0 * x}});
+      }
+      computations.push_back({{"Duration", 100.0 * x},
+                              {"GlobalSize", {{"X", 1024}, {"Y", 1}, {"Z", 1}}},
+                              {"LocalSize", {{"X", 64}, {"Y", 1}, {"Z", 1}}},
+                              {"KernelFunction", kernel},
+                              {"CompilationData", {{"RegistersCount", 32}}},
+                              {"ProfilingData", {{"Counters", counters}, {"RemainingProfilingRuns", 0}}}});
+    }
+    results.push_back({{"ComputationResults", computations},
+                       {"Configuration", {{{"Name", "X"}, {"Value", x}, {"ValueType", "UnsignedInt"}}}},
+                       {"KernelName", "bicg"},
+                       {"Status", "Ok"},
+                       {"TotalDuration", 200.0 * x}});
+  }
+  const nlohmann::json recording = {
+      {"Metadata", {{"ComputeApi", "CUDA"}, {"Device", "NVIDIA GeForce RTX 2080 Ti"}, {"TimeUnit", "Microseconds"}}},
+      {"Results", results}};
+  const std::filesystem::path file = temp_file("composition.ktt.json");
+  std::ofstream(file) << recording.dump();
+  try {
+    (void)training_set(Recording::load(file), "bicg");
+    ADD_FAILURE() << "expected a ModelError";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("each kernel of a composition (bicgKernel1, bicgKernel2)"), std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(file);
+}
+
 TEST(KnownDevices, LongerNamesWinOverTheirPrefixes) {
   EXPECT_EQ(known_device_facts("NVIDIA GeForce RTX 2080 Ti")->sm_count, 68);
   EXPECT_EQ(known_device_facts("NVIDIA GeForce RTX 2080")->sm_count, 46);
