@@ -39,7 +39,8 @@ struct Explanation {
 // One line for people: "profiled X: bottlenecks shr_load 0.82, dram_read 0.41; asks SHR_LT
 // -0.60, DRAM_RT -0.30; next 5: A | B | ...", with configurations as space.key() gives them
 // and at most `top` bottlenecks and changes; "; predicted DRAM_RT, DRAM_WT" before "next"
-// where the model stood in for inputs, or "profiled X: no analysis, neither measured nor predicted: INST_F32".
+// where the model stood in for inputs, or "profiled X: no analysis, neither measured nor
+// predicted: INST_F32".
 std::string describe(const Explanation& explanation, const Space& space, std::size_t top = 4);
 
 struct SearcherOptions {

@@ -172,11 +172,6 @@ TrainingSet training_set(const Recording& recording, std::string source) {
     }
   }
   if (profiled.empty() && unread) {
-    // Another vendor's or profiler's names: say so rather than "no counters".
-    std::vector<std::string> names;  // sorted, as the map holds them
-    for (const auto& [name, value] : unread->counters) {
-      if (!describes_launch_or_binary(name)) names.push_back(name);
-    }
     // The imports name a composition's counters "<kernel>/<name>", one set per kernel.
     CounterValues unprefixed;
     std::set<std::string> kernels;
@@ -190,6 +185,11 @@ TrainingSet training_set(const Recording& recording, std::string source) {
       throw ModelError(fmt::format("{}: its counters are those of each kernel of a composition ({}); the bottleneck "
                                    "analysis reads one kernel's, so Steer trains models of single kernels only",
                                    source, fmt::join(kernels, ", ")));
+    }
+    // Another vendor's or profiler's names: say so rather than "no counters".
+    std::vector<std::string> names;  // sorted, as the map holds them
+    for (const auto& [name, value] : unread->counters) {
+      if (!describes_launch_or_binary(name)) names.push_back(name);
     }
     const std::size_t shown = std::min<std::size_t>(names.size(), 4);
     throw ModelError(fmt::format(

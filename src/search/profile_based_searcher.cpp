@@ -53,7 +53,7 @@ class ProfileBasedSearcher final : public Searcher {
     scores_.assign(space.size(), 0.0f);
     weights_.assign(space.size(), 0.0f);
     reactions_.clear();
-    bottlenecks_.clear();
+    analyses_.clear();
     explanations_.clear();
     queue_.clear();
     batch_pending_ = 0;
@@ -106,7 +106,7 @@ class ProfileBasedSearcher final : public Searcher {
       search::ProfileAnalysis found;
       if (auto reaction = analyse(result, &found)) {
         reactions_[c] = std::move(*reaction);
-        bottlenecks_[c] = found;
+        analyses_[c] = found;
         base_ = c;
         explanations_.push_back(search::explain(c, found, reactions_[c]));
       } else if (!found.missing_inputs.empty()) {
@@ -160,7 +160,7 @@ class ProfileBasedSearcher final : public Searcher {
     if (reactions_.contains(*fastest_)) {
       // Profiled already: its analysis holds; draw the next batch around it without a test.
       base_ = *fastest_;
-      explanations_.push_back(search::explain(*base_, bottlenecks_.at(*base_), reactions_.at(*base_), true));
+      explanations_.push_back(search::explain(*base_, analyses_.at(*base_), reactions_.at(*base_), true));
       draw_batch();
       return;
     }
@@ -216,7 +216,7 @@ class ProfileBasedSearcher final : public Searcher {
   std::vector<std::uint8_t> explored_;  // proposed or queued
   std::vector<float> scores_, weights_;
   std::map<ConfigIndex, CounterValues> reactions_;  // per profiled configuration with an analysis
-  std::map<ConfigIndex, search::ProfileAnalysis> bottlenecks_;  // what each of those reactions answers
+  std::map<ConfigIndex, search::ProfileAnalysis> analyses_;  // what each of those reactions answers
   std::vector<Explanation> explanations_;           // not yet taken
   std::deque<ConfigIndex> queue_;                   // drawn, not yet proposed
   std::uint64_t batch_pending_ = 0;                 // plain tests proposed, not yet observed

@@ -190,13 +190,7 @@ std::optional<CounterValues> reaction_to(const Result& result, const PredictedCo
   if (auto threads = result.counters.find(std::string(abbr::THREADS)); threads != result.counters.end()) {
     values[std::string(abbr::THREADS)] = threads->second;  // measured, so better than predicted
   }
-  const auto missing = missing_expert_inputs(values);
-  if (!missing.empty()) {
-    // The model does not predict every input of the analysis.
-    analysis.missing_inputs.assign(missing.begin(), missing.end());
-    if (found) *found = analysis;
-    return std::nullopt;
-  }
+  if (!complete(values, false)) return std::nullopt;  // the model does not predict every input
   for (std::string_view name : expert_input_counters()) {
     if (predicted_value(name) && !(name == abbr::THREADS && result.counters.contains(std::string(name)))) {
       analysis.predicted_inputs.emplace_back(name);
