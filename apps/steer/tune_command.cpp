@@ -124,11 +124,23 @@ void print_summary(const TuneSummary& s, const Spec& spec) {
   } else {
     fmt::print("no valid configuration found\n");
   }
-  if (!s.finalists.empty()) {
+  if (!s.finalists.empty() && s.objective == "time") {
     fmt::print("measured again, interleaved ({} launches each; median and its 95 % interval):\n",
                s.finalists.front().result.time.samples_ms.size());
     for (const TuneSummary::Finalist& f : s.finalists) {
       fmt::print("  {:.4f} ms [{:.4f}, {:.4f}]{}  {}\n", f.result.time.median_ms, f.low_ms, f.high_ms,
+                 &f == &s.finalists.front() ? "  best" : (f.tied ? "  tied with the best" : ""), config_text(f.result));
+    }
+  } else if (!s.finalists.empty()) {
+    // Scores are lower-is-better; gflops-per-watt's is its value negated.
+    const double sign = Objective::parse(s.objective).kind() == Objective::Kind::GflopsPerWatt ? -1 : 1;
+    fmt::print("measured again, interleaved (an energy window in each round; objective {}, of the median round "
+               "[range of the rounds]):\n",
+               s.objective);
+    for (const TuneSummary::Finalist& f : s.finalists) {
+      const double a = sign * f.low_score, b = sign * f.high_score;
+      fmt::print("  {:.6g} [{:.6g}, {:.6g}]  {:.4f} ms, {}{}  {}\n", sign * f.score, std::min(a, b), std::max(a, b),
+                 f.result.time.median_ms, energy_text(f.result),
                  &f == &s.finalists.front() ? "  best" : (f.tied ? "  tied with the best" : ""), config_text(f.result));
     }
   }
@@ -202,6 +214,10 @@ nlohmann::json summary_json(const TuneSummary& s, const Spec& spec) {
                          {"low_ms", f.low_ms},
                          {"high_ms", f.high_ms},
                          {"launches", f.result.time.samples_ms.size()},
+                         {"score", f.score},
+                         {"low_score", f.low_score},
+                         {"high_score", f.high_score},
+                         {"energy", energy_json(f.result)},
                          {"tied", f.tied}});
   }
   out["finalists"] = finalists;

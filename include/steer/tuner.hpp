@@ -84,12 +84,15 @@ struct TuneOptions {
   // Keep every test in TuneSummary::results. A simulation that runs a searcher thousands
   // of times turns it off and reads each test in on_test.
   bool keep_results = true;
-  // The final answer: after the search, the `final_check` fastest valid configurations are
-  // measured again, `final_rounds` times each, interleaved (one of each in turn, so that drift
-  // in the device's clocks and temperature spreads over all of them), and ranked by the
-  // median of all those launches, each with a 95 % interval; those whose intervals overlap
-  // the best's are reported as tied with it. For a time objective on a device (not a replay);
-  // an interrupted run skips it. 0 or 1: off. The re-measurements are not stored as tests.
+  // The final answer: after the search, the `final_check` best valid configurations by the
+  // objective are measured again, `final_rounds` times each, interleaved (one of each in turn,
+  // so that drift in the device's clocks and temperature spreads over all of them), and ranked
+  // again, each with a 95 % interval; those whose intervals overlap the best's are reported
+  // as tied with it. Time: by the median of all the launches. Other objectives: each round
+  // measures an energy window (the run's), and a configuration scores with its launches
+  // pooled and its median round's energy, its interval spanning the rounds' scores. On a
+  // device (not a replay); an interrupted run skips it. 0 or 1: off. The re-measurements are
+  // not stored as tests.
   std::size_t final_check = 5;
   int final_rounds = 3;
   // Which tuning of the store the run continues. By default the newest whose key matches
@@ -140,11 +143,14 @@ struct TuneSummary {
   double median_overhead_ms = 0;    // framework time per test (not compile, run or validation)
   std::optional<Result> best;       // by the objective (the fastest for "time"; after a final check, its winner)
   // The final check (TuneOptions::final_check), best first: each configuration's Result with
-  // the launches of every round pooled (time), and the 95 % interval of their median.
+  // the launches of every round pooled (time) and, for objectives with energy, its median
+  // round's energy; the 95 % interval of the median time; and its objective score (lower is
+  // better; ms for time) with that score's interval (for time, low_ms and high_ms again).
   struct Finalist {
     Result result;
     double low_ms = 0, high_ms = 0;
-    bool tied = false;  // its interval overlaps the best's: the two cannot be told apart
+    double score = 0, low_score = 0, high_score = 0;
+    bool tied = false;  // its score's interval overlaps the best's: the two cannot be told apart
   };
   std::vector<Finalist> finalists;
   std::string objective;            // Objective::name()

@@ -238,6 +238,9 @@ nb::dict from_summary(const TuneSummary& summary) {
     entry["result"] = from_result(finalist.result);
     entry["low_ms"] = finalist.low_ms;
     entry["high_ms"] = finalist.high_ms;
+    entry["score"] = finalist.score;
+    entry["low_score"] = finalist.low_score;
+    entry["high_score"] = finalist.high_score;
     entry["tied"] = finalist.tied;
     finalists.append(entry);
   }

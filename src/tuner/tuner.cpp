@@ -469,50 +469,80 @@ std::pair<double, double> median_interval(const std::vector<double>& sorted) {
 }
 
 void Loop::final_check() {
-  if (executor_.simulated() || options_.final_check < 2 || options_.final_rounds < 1 ||
-      options_.objective.kind() != Objective::Kind::Time) {
-    return;
-  }
+  if (executor_.simulated() || options_.final_check < 2 || options_.final_rounds < 1) return;
+  const bool by_time = options_.objective.kind() == Objective::Kind::Time;
+  // Other objectives score each result against the run's bests (a weighted objective's
+  // normalisers), fixed here so that every round is scored alike.
+  ObjectiveBests bests;
+  for (const Result& r : summary_.results) bests.update(r);
+  const auto score_of = [&](const Result& r) {
+    return by_time ? r.time.median_ms : options_.objective.score(r, bests, flops_);
+  };
   std::vector<const Result*> valid;
   for (const Result& r : summary_.results) {
-    if (r.ok()) valid.push_back(&r);
+    if (r.ok() && !std::isnan(score_of(r))) valid.push_back(&r);
   }
   if (valid.size() < 2) return;
   const std::size_t k = std::min(options_.final_check, valid.size());
   std::partial_sort(valid.begin(), valid.begin() + static_cast<std::ptrdiff_t>(k), valid.end(),
-                    [](const Result* a, const Result* b) { return a->time.median_ms < b->time.median_ms; });
+                    [&](const Result* a, const Result* b) { return score_of(*a) < score_of(*b); });
   std::vector<std::unique_ptr<PreparedTest>> prepared;
   std::vector<std::vector<double>> samples(k);
-  std::vector<Result> last(k);
+  std::vector<std::vector<Result>> rounds(k);  // each round's result, with its energy window
   for (std::size_t i = 0; i < k; ++i) prepared.push_back(executor_.prepare(valid[i]->config_index));
   RunOptions run = run_options_;
   run.measure = {};
+  if (!by_time) {
+    run.measure.energy = true;
+    run.measure.energy_window_s = run_measure_.energy_window_s;
+  }
   run.max_total_ms = options_.run.max_total_ms;  // the finalists are all timed in full
   std::vector<std::string> warnings;
   for (int round = 0; round < options_.final_rounds; ++round) {
     for (std::size_t j = 0; j < k; ++j) {
       const std::size_t i = (j + static_cast<std::size_t>(round)) % k;  // each round starts elsewhere
-      const Result& result = executor_.run(valid[i]->config_index, prepared[i].get(), run, warnings);
-      if (!result.ok()) continue;
-      last[i] = result;
+      Result result = executor_.run(valid[i]->config_index, prepared[i].get(), run, warnings);
+      if (!result.ok() || (!by_time && !result.energy)) continue;
       samples[i].insert(samples[i].end(), result.time.samples_ms.begin(), result.time.samples_ms.end());
+      rounds[i].push_back(std::move(result));
     }
   }
   for (std::size_t i = 0; i < k; ++i) {
-    if (samples[i].empty()) continue;  // failed when measured again: left out of the answer
+    if (rounds[i].empty()) continue;  // failed when measured again: left out of the answer
     TuneSummary::Finalist finalist;
-    finalist.result = last[i];
+    finalist.result = rounds[i].back();
     finalist.result.time = TimingStats::from_samples(samples[i]);
     std::sort(samples[i].begin(), samples[i].end());
     std::tie(finalist.low_ms, finalist.high_ms) = median_interval(samples[i]);
+    if (by_time) {
+      finalist.score = finalist.result.time.median_ms;
+      finalist.low_score = finalist.low_ms;
+      finalist.high_score = finalist.high_ms;
+    } else {
+      // One energy figure per round: the median round's window is the answer's energy, and
+      // the rounds' scores (each with that round's launches) give the interval.
+      std::vector<Result>& measured = rounds[i];
+      std::sort(measured.begin(), measured.end(), [](const Result& a, const Result& b) {
+        return a.energy->joules_per_launch < b.energy->joules_per_launch;
+      });
+      finalist.result.energy = measured[(measured.size() - 1) / 2].energy;
+      finalist.score = score_of(finalist.result);
+      finalist.result.score = finalist.score;
+      std::vector<double> scores;
+      for (const Result& r : measured) scores.push_back(score_of(r));
+      std::sort(scores.begin(), scores.end());
+      std::tie(finalist.low_score, finalist.high_score) = median_interval(scores);
+      finalist.low_score = std::min(finalist.low_score, finalist.score);
+      finalist.high_score = std::max(finalist.high_score, finalist.score);
+    }
     summary_.finalists.push_back(std::move(finalist));
   }
   if (summary_.finalists.empty()) return;
   std::sort(summary_.finalists.begin(), summary_.finalists.end(), [](const auto& a, const auto& b) {
-    return a.result.time.median_ms < b.result.time.median_ms;
+    return a.score < b.score || (a.score == b.score && a.result.time.median_ms < b.result.time.median_ms);
   });
   const TuneSummary::Finalist& winner = summary_.finalists.front();
-  for (TuneSummary::Finalist& f : summary_.finalists) f.tied = f.low_ms <= winner.high_ms;
+  for (TuneSummary::Finalist& f : summary_.finalists) f.tied = f.low_score <= winner.high_score;
   summary_.best = winner.result;
 }
 
@@ -797,11 +827,12 @@ TuneSummary Loop::run() {
   }
   summary_.median_valid_ms = median(valid_times);
   if (summary_.best) {
-    // Final bests: the weighted objective's value as the paper defines it, over the run.
+    // Final bests: the weighted objective's value as the paper defines it, over the run; the
+    // final check's winner, measured again, stands.
     ObjectiveBests bests;
     for (const Result& r : summary_.results) bests.update(r);
     for (const Result& r : summary_.results) {
-      if (r.ok() && options_.objective.kind() != Objective::Kind::Time &&
+      if (summary_.finalists.empty() && r.ok() && options_.objective.kind() != Objective::Kind::Time &&
           options_.objective.score(r, bests, flops_) < options_.objective.score(*summary_.best, bests, flops_)) {
         summary_.best = r;
       }

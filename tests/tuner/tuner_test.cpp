@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 #include <thread>
 #include <utility>
@@ -803,8 +804,67 @@ TEST_F(TunerTest, TheFinalAnswerMeasuresTheBestFewAgainInterleavedAndSaysWhichAr
   ASSERT_GE(summary.finalists.size(), 2u);
   EXPECT_TRUE(summary.finalists[1].tied) << summary.finalists[1].result.key();
 
-  // Off for 0 or 1, for other objectives, and in a replay.
+  // Off for 0 or 1, and in a replay.
   EXPECT_TRUE(run("exhaustive", options, nullptr, 1).finalists.empty());
+}
+
+TEST_F(TunerTest, UnderAnEnergyObjectiveTheFinalAnswerMeasuresEnergyAgainSoALuckyReadingLoses) {
+  // Energy falls with A (10 - A J; A=4, B=4 and A=4, B=8 use the least). A=2, B=2 reads 5 J
+  // once, by luck, and 8 J every time after.
+  std::map<std::uint64_t, int> readings;
+  backend_.joules = [&readings](const KernelInstance& i) {
+    const int reading = readings[i.config_index]++;
+    if (define(i, "A") == 2 && define(i, "B") == 2) return reading == 0 ? 5.0 : 8.0;
+    return 10.0 - static_cast<double>(define(i, "A"));
+  };
+  TuneOptions options;
+  options.objective = Objective::parse("energy");
+  options.run.measure.energy_window_s = 0.2;
+  TuneSummary summary = run("exhaustive", options, nullptr, 3);
+  EXPECT_EQ(summary.tests, space_->size()) << "the re-measurements are not tests";
+  ASSERT_EQ(backend_.measured.size(), space_->size() + 3 * 3) << "three finalists, three rounds";
+  for (std::size_t i = space_->size(); i < backend_.measured.size(); ++i) {
+    EXPECT_TRUE(backend_.measured[i].energy) << "each round measures an energy window";
+    EXPECT_DOUBLE_EQ(backend_.measured[i].energy_window_s, 0.2) << "the run's window";
+    EXPECT_FALSE(backend_.measured[i].counters);
+  }
+  ASSERT_EQ(summary.finalists.size(), 3u);
+  ASSERT_TRUE(summary.best);
+  EXPECT_EQ(define_of(*summary.best, "A"), 4) << "the lucky 5 J reading is not the answer";
+  ASSERT_TRUE(summary.best->energy);
+  EXPECT_DOUBLE_EQ(summary.best->energy->joules_per_launch, 6.0);
+  EXPECT_DOUBLE_EQ(summary.best_objective, 6.0);
+  EXPECT_EQ(summary.finalists[0].result.time.samples_ms.size(), 9u) << "3 launches in each of 3 rounds";
+  EXPECT_DOUBLE_EQ(summary.finalists[0].score, 6.0);
+  EXPECT_TRUE(summary.finalists[1].tied) << "both A=4 configurations use 6 J";
+  const TuneSummary::Finalist& lucky = summary.finalists.back();
+  EXPECT_EQ(lucky.result.key(), "A=2,B=2");
+  EXPECT_DOUBLE_EQ(lucky.score, 8.0);
+  EXPECT_DOUBLE_EQ(lucky.low_score, 8.0);
+  EXPECT_DOUBLE_EQ(lucky.high_score, 8.0);
+  EXPECT_FALSE(lucky.tied);
+
+  // The energies of one configuration vary from round to round: the median round's is the
+  // answer's, and the interval spans the rounds. A=4, B=8 reads 7, 5 and 6 J after its first.
+  readings.clear();
+  backend_.joules = [&readings](const KernelInstance& i) {
+    const int reading = readings[i.config_index]++;
+    if (define(i, "A") == 4 && define(i, "B") == 8) return std::vector<double>{6.0, 7.0, 5.0, 6.5}[reading];
+    return 10.0 - static_cast<double>(define(i, "A"));
+  };
+  backend_.measured.clear();
+  summary = run("exhaustive", options, nullptr, 2);
+  ASSERT_EQ(summary.finalists.size(), 2u);
+  const auto varied = std::find_if(summary.finalists.begin(), summary.finalists.end(),
+                                   [](const auto& f) { return f.result.key() == "A=4,B=8"; });
+  ASSERT_NE(varied, summary.finalists.end());
+  ASSERT_TRUE(varied->result.energy);
+  EXPECT_DOUBLE_EQ(varied->result.energy->joules_per_launch, 6.5) << "the median of 7, 5 and 6.5";
+  EXPECT_DOUBLE_EQ(varied->score, 6.5);
+  EXPECT_DOUBLE_EQ(varied->low_score, 5.0);
+  EXPECT_DOUBLE_EQ(varied->high_score, 7.0);
+  EXPECT_EQ(summary.best->key(), "A=4,B=4") << "6 J against a median of 6.5 J";
+  EXPECT_TRUE(varied->tied) << "its rounds reach down to 5 J";
 }
 
 TEST_F(TunerTest, ATestSlowerThanTheFastestIsTimedForAboutWhatTheFastestTookInFull) {
