@@ -523,8 +523,9 @@ Runner register_tune(CLI::App& app) {
   cmd->add_option("--energy-window", args->energy_window_s, "Seconds of repeated launches per energy figure")
       ->check(kPositive);
   cmd->add_option("--final-check", args->final_check,
-                  "Measure the best N again at the end, interleaved, and rank them by all those launches, each with "
-                  "an interval; those that cannot be told apart are reported as tied (0: off; time objective)")
+                  "Measure the best N by the objective again at the end, interleaved, 3 rounds each, and rank them "
+                  "by all those launches (time) or their median round's energy (other objectives), each with an "
+                  "interval; those that cannot be told apart are reported as tied (0: off)")
       ->capture_default_str()
       ->check(number_in(0, 1000));
   cmd->add_flag("--json", args->json, "Print one JSON object at the end");
