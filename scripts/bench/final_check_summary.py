@@ -93,8 +93,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dir")
     ap.add_argument("--objective", default="energy")
-    ap.add_argument("--recheck", help="folder of round_*.db: the configurations measured again apart")
-    ap.add_argument("--pairs", action="store_true", help="print the configurations to measure again")
+    what = ap.add_mutually_exclusive_group()
+    what.add_argument("--recheck", help="folder of round_*.db: the configurations measured again apart")
+    what.add_argument("--pairs", action="store_true", help="print the configurations to measure again")
     args = ap.parse_args()
     rounds = []
     if args.recheck:

@@ -12,7 +12,7 @@
 # BACKEND: the backend (default cuda).
 set -euo pipefail
 if [ $# -ne 5 ]; then
-  sed -n '2,13p' "$0" >&2
+  sed -n '2,12p' "$0" >&2
   exit 2
 fi
 out=$1 kernel=$2 size=$3 rounds=$4 list=$5
