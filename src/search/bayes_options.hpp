@@ -38,6 +38,8 @@ struct BayesOptions {
   bool log_targets = false;          // model log(runtime): runtimes span orders of magnitude
   std::uint64_t elite = 1;           // the untested neighbours of this many fastest are candidates
   std::uint64_t bred = 0;            // candidates bred from the fastest, as the genetic searcher breeds
+  std::uint64_t pair_moves = 0;      // the untested configurations two parameters from this many fastest are candidates
+  std::uint64_t pair_moves_after = 20;  // ... once the fastest has stood for this many measurements (0: always)
   std::uint64_t local_every = 0;     // every k-th choice among those two kinds of candidates only
   bool fit_length_scales = false;    // a length scale per feature, by marginal likelihood
   std::uint64_t fit_from = 20;       // measurements before the first fit; then at every 1.5 times as many

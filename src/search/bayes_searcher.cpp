@@ -523,6 +523,7 @@ class BayesSearcher final : public Searcher {
     double cost = memory_.observe(result);
     if (options_.log_targets && std::isfinite(cost)) cost = std::log(std::max(cost, 1e-300));
     measured_.emplace_back(cost, result.config_index);
+    if (measured_.back() < fastest_) improved_at_ = measured_.size();
     fastest_ = std::min(fastest_, measured_.back());
     if (std::isfinite(cost)) slowest_ok_ = std::max(slowest_ok_, cost);
     if (awaiting_profile_ && *awaiting_profile_ == result.config_index) {
@@ -1294,6 +1295,15 @@ class BayesSearcher final : public Searcher {
         if (!memory_.seen(c)) pool_.push_back(c);
       }
     }
+    // Two parameters at once reach what no one-parameter step toward it shows: a level
+    // exchange of two, then a gain (gemm_full live, docs/searchers.md).
+    const bool stalled = measured_.size() >= improved_at_ + options_.pair_moves_after;
+    for (std::size_t e = 0; stalled && e < options_.pair_moves && (e < fastest.size() || e == 0); ++e) {
+      const ConfigIndex centre = e < fastest.size() ? fastest[e].second : best;
+      for (ConfigIndex c : space_->neighbours(centre, {Neighbourhood::Kind::Hamming, 2})) {
+        if (!memory_.seen(c)) pool_.push_back(c);
+      }
+    }
     if (options_.bred > 0 && fastest.size() >= 2) {
       for (std::uint64_t k = 0; k < options_.bred; ++k) {
         const ConfigIndex child = breed(fastest);
@@ -1381,6 +1391,7 @@ class BayesSearcher final : public Searcher {
   std::vector<std::pair<double, ConfigIndex>> measured_;  // (cost, configuration), as observed
   search::TestCosts test_costs_;                          // compile and device times seen
   std::pair<double, ConfigIndex> fastest_;                // the least of measured_
+  std::size_t improved_at_ = 0;                           // measured_.size() when fastest_ last fell
   double slowest_ok_ = -std::numeric_limits<double>::infinity();                                 // the slowest successful cost
 
   std::unique_ptr<IncrementalCholesky> model_;
@@ -1455,6 +1466,8 @@ std::unique_ptr<Searcher> search::make_bayes(const SearcherOptions& options, Bay
   bayes.elite = settings.integer("elite", bayes.elite, 1, 1'000'000);
   bayes.bred = settings.integer("bred", bayes.bred, 0, 1'000'000);
   bayes.local_every = settings.integer("local_every", bayes.local_every, 0, 1'000'000);
+  bayes.pair_moves = settings.integer("pair_moves", bayes.pair_moves, 0, 1'000'000);
+  bayes.pair_moves_after = settings.integer("pair_moves_after", bayes.pair_moves_after, 0, 1'000'000);
   bayes.fit_length_scales = settings.flag("ard", bayes.fit_length_scales);
   bayes.fit_from = settings.integer("ard_from", bayes.fit_from, 2, 1'000'000);
   if (with_model) bayes.fit_length_scales_unmodelled = settings.flag("ard_unmodelled", bayes.fit_length_scales_unmodelled);

@@ -255,6 +255,63 @@ TEST(SurrogateSearcher, BredCandidatesTakeTheirValuesFromTheFastest) {
   });
 }
 
+std::size_t differing(const Space& space, ConfigIndex a, ConfigIndex b) {
+  const ValueIndices x = space.value_indices(a), y = space.value_indices(b);
+  std::size_t n = 0;
+  for (std::size_t p = 0; p < x.size(); ++p) n += x[p] != y[p] ? 1 : 0;
+  return n;
+}
+
+// A valley along P0 + P1 = 5 that falls toward P0 = 4: from any point of it, changing P0 or P1
+// alone climbs out of it; only both at once (a pair move) follow it down.
+double pair_valley(const ValueIndices& v) {
+  const double off = std::abs(static_cast<double>(v[0] + v[1]) - 5.0);
+  return 1 + 5 * off + 0.2 * std::pow(4.0 - static_cast<double>(v[0]), 2) + 0.05 * (v[2] + v[3]) + ripple(v);
+}
+
+TEST(SurrogateSearcher, PairMovesJoinTheCandidatesOnceTheFastestHasStood) {
+  // Every choice local, among the fastest's neighbours only: without pair moves each test
+  // after the design differs from some test before it in at most one parameter; with them,
+  // once the fastest has stood for 3 measurements, tests two parameters from it follow.
+  const Space space = space_of(4, 6);
+  const std::map<std::string, std::string> local = {{"local_every", "1"}, {"elite", "1"}, {"bred", "0"}};
+  std::map<std::string, std::string> with_pairs = local;
+  with_pairs.insert({{"pair_moves", "1"}, {"pair_moves_after", "3"}});
+  for (const auto& [settings, pairs] : {std::pair{local, false}, std::pair{with_pairs, true}}) {
+    auto searcher = make_searcher("surrogate", {.seed = 4, .settings = settings});
+    std::size_t test = 0, two_away = 0;
+    drive(*searcher, space, pair_valley, 60, [&](ConfigIndex c, const std::vector<std::pair<double, ConfigIndex>>& measured) {
+      if (++test <= 8) return;
+      const ConfigIndex fastest = std::min_element(measured.begin(), measured.end())->second;
+      std::size_t nearest = space.parameters().size();
+      for (const auto& m : measured) nearest = std::min(nearest, differing(space, c, m.second));
+      if (differing(space, c, fastest) == 2 && nearest == 2) ++two_away;
+    });
+    if (pairs) {
+      EXPECT_GT(two_away, 0u) << "no test two parameters from the fastest and from every other";
+    } else {
+      EXPECT_EQ(two_away, 0u);
+    }
+  }
+}
+
+TEST(SurrogateSearcher, PairMovesFollowAValleyThatNoOneParameterStepFollows) {
+  const Space space = space_of(4, 6);
+  const ConfigIndex best = fastest_of(space, pair_valley);
+  std::size_t found_without = 0, found_with = 0;
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    const std::map<std::string, std::string> local = {{"local_every", "1"}, {"elite", "1"}, {"bred", "0"}};
+    std::map<std::string, std::string> with_pairs = local;
+    with_pairs.insert({{"pair_moves", "1"}, {"pair_moves_after", "3"}});
+    auto without = make_searcher("surrogate", {.seed = seed, .settings = local});
+    auto with = make_searcher("surrogate", {.seed = seed, .settings = with_pairs});
+    found_without += tests_to(drive(*without, space, pair_valley, 40), best) <= 40 ? 1 : 0;
+    found_with += tests_to(drive(*with, space, pair_valley, 40), best) <= 40 ? 1 : 0;
+  }
+  EXPECT_GT(found_with, found_without);
+  EXPECT_GE(found_with, 5u);
+}
+
 TEST(SurrogateSearcher, FittedLengthScalesFindAnOptimumThatOneParameterSetsSooner) {
   // P0 alone decides the runtime; three parameters barely matter. One length scale for all
   // keeps the model from carrying what it learnt about P0 across the others.
