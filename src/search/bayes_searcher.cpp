@@ -424,6 +424,7 @@ class BayesSearcher final : public Searcher {
     measured_.clear();
     test_costs_ = {};
     fastest_ = {std::numeric_limits<double>::infinity(), std::numeric_limits<ConfigIndex>::max()};
+    improved_at_ = 0;
     slowest_ok_ = -std::numeric_limits<double>::infinity();
     model_ = std::make_unique<IncrementalCholesky>(dims_, options_.covariance);
     model_points_.clear();
