@@ -80,7 +80,7 @@ for seed in $seeds; do
     case "$searcher" in
       guided | default-model)
         [ -n "${MODEL:-}" ] || { echo "live_tuning.sh: $searcher needs MODEL=FILE" >&2; exit 2; }
-        [ "$searcher" = default-model ] && args=(--searcher default)
+        [ "$searcher" = default-model ] && args[1]=default  # keeps the label's settings
         args+=(--model "$MODEL")
         [ "${SOURCE:-}" = model ] || args+=(--set "source=${SOURCE:-none}")
         ;;
