@@ -8,6 +8,7 @@ median curves, --plot draws them (matplotlib).
   python3 scripts/bench/live_summary.py DIR --kernel gemm --best-ms 3.587 [--within 1.02]
       [--times 5,10,20,30,45,60] [--csv curves.csv] [--plot curves.png]
       [--energy | --weighted ALPHA --time-ms T --energy-j E] [--best-config INDEX[,INDEX...]]
+      [--paired A,B] [--split]
 
 --energy: tunings for energy (TUNE_ARGS="--objective energy"); the least energy per launch so
 far, read from each tuning's store, and --best-ms is the space's least energy in J.
@@ -23,6 +24,12 @@ tuning's store. Runtimes measured live scatter by a few tenths of a per cent, so
 a median of runtimes tells searchers apart by noise; having tested the best configuration does
 not. Where two or more configurations are level within that scatter, name them all
 (INDEX,INDEX): a seed counts from the first of them it tested.
+
+--paired A,B: also, seed by seed, the best so far of searchers A and B at the last of --times
+(the same seed of two searchers starts alike and parts where one choice differs, so a median
+over seeds can move by the luck of a path): how many seeds each ended lower in, and the mean of
+both over the seeds they share. A seed without a valid test counts as slower than any and
+stays out of the means.
 
 --split: also, per searcher, the mean over its seeds of the wall-time split each tuning's
 `steer tune --json` summary reports (setup, waiting for compiles, running, validating,
@@ -118,6 +125,30 @@ def median_best(seeds, t):
     return None if m == float("inf") else m
 
 
+def paired_table(runs, a, b, t):
+    """Lines of markdown: per seed both ran, the best so far of searchers a and b at t, then how
+    many seeds each ended lower in and their means over the seeds where both had a valid test."""
+    shared = sorted(set(runs[a]) & set(runs[b]))
+    slowest = float("inf")
+    ends = [(seed, best_at(runs[a][seed], t), best_at(runs[b][seed], t)) for seed in shared]
+    lines = [f"Seed by seed, the best so far at {t:g} s:", "",
+             f"| seed | {a} | {b} | {b} / {a} |", "|---:|---:|---:|---:|"]
+    for seed, x, y in ends:
+        ratio = f"{y / x:.4f}" if x is not None and y is not None else "-"
+        lines.append(f"| {seed} | " + " | ".join(f"{v:.4f}" if v is not None else "-" for v in (x, y)) + f" | {ratio} |")
+    lower_a = sum(1 for _, x, y in ends if (x if x is not None else slowest) < (y if y is not None else slowest))
+    lower_b = sum(1 for _, x, y in ends if (y if y is not None else slowest) < (x if x is not None else slowest))
+    both = [(x, y) for _, x, y in ends if x is not None and y is not None]
+    lines.append("")
+    summary = (f"{a} ended lower in {lower_a} of {len(ends)} seeds, {b} in {lower_b}, level in "
+               f"{len(ends) - lower_a - lower_b}")
+    if both:
+        summary += (f"; mean over the {len(both)} seeds both had a valid test: "
+                    f"{statistics.mean(x for x, _ in both):.4f} against {statistics.mean(y for _, y in both):.4f}")
+    lines.append(summary + ".")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dir")
@@ -135,6 +166,8 @@ def main():
     ap.add_argument("--times", default="5,10,20,30,45,60")
     ap.add_argument("--best-config", type=lambda v: [int(i) for i in v.split(",")], metavar="INDEX[,INDEX...]",
                     help="also count, per time, the seeds that had tested this configuration (or any of these)")
+    ap.add_argument("--paired", type=lambda v: v.split(","), metavar="A,B",
+                    help="also the best at the last time seed by seed for searchers A and B")
     ap.add_argument("--split", action="store_true", help="also the wall-time split of each searcher's tunings")
     ap.add_argument("--csv")
     ap.add_argument("--plot")
@@ -163,6 +196,12 @@ def main():
         shortened.setdefault(searcher, {})[int(seed)] = shortened_tests(path[:-4] + ".json")
     if not runs:
         sys.exit(f"live_summary.py: no {args.kernel}_*_*.log in {args.dir}")
+    if args.paired is not None:
+        if len(args.paired) != 2:
+            ap.error(f"--paired expects two searchers A,B, got '{','.join(args.paired)}'")
+        for name in args.paired:
+            if name not in runs:
+                ap.error(f"--paired: no tunings of '{name}' in {args.dir} (there are: {', '.join(sorted(runs))})")
     target = args.within * args.best_ms
     # Tests a timing cap (steer tune --max-test-relative) shortened: shown where the runs say.
     counted = any(n is not None for seeds in shortened.values() for n in seeds.values())
@@ -206,6 +245,9 @@ def main():
             when = ", ".join(f"{f[0]:.1f}" if f is not None else "never" for f in found)
             tests = ", ".join(str(f[1]) if f is not None else "–" for f in found)
             print(f"| {searcher} | " + " | ".join(counts) + f" | {when} | {tests} |")
+    if args.paired is not None:
+        print()
+        print("\n".join(paired_table(runs, args.paired[0], args.paired[1], times[-1])))
     if args.split:
         print()
         print("Where the time went, mean over the seeds of each `steer tune --json` summary (s):")

@@ -4,19 +4,18 @@
 // and source of guided and default-model), its files, and labels refused before anything runs.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "script_test.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
+using steer::test_support::read_file;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -32,13 +31,6 @@ echo "test 1/10 ok 1.0 ms | best 1.0 ms" >&2
 echo '{"tests": 1}'
 )sh";
 
-std::string read(const fs::path& file) {
-  std::ifstream in(file);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
@@ -46,33 +38,21 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-class LiveTuning : public ::testing::Test {
+class LiveTuning : public steer::test_support::ScriptTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("steer_live_tuning_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    std::ofstream(dir_ / "steer") << kFakeSteer;
-    fs::permissions(dir_ / "steer", fs::perms::owner_all);
+    ScriptTest::SetUp();
+    write_fake_steer(kFakeSteer);
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // Runs the script in the scratch folder with the fake steer and `environment` (NAME=VALUE
   // ...); returns what it printed.
   std::string run(const std::string& environment, const std::string& arguments, int expected_exit = 0) {
-    const fs::path output = dir_ / "output.txt";
-    const std::string command = "cd '" + dir_.string() + "' && env STEER=./steer FAKE_STEER_LOG=steer.log " +
-                                environment + " '" STEER_SOURCE_DIR "/scripts/bench/live_tuning.sh' " + arguments +
-                                " >'" + output.string() + "' 2>&1";
-    const int status = std::system(command.c_str());
-    EXPECT_TRUE(WIFEXITED(status)) << read(output);
-    EXPECT_EQ(WEXITSTATUS(status), expected_exit) << arguments << "\n" << read(output);
-    return read(output);
+    return run_in_scratch("env STEER=./steer FAKE_STEER_LOG=steer.log " + environment +
+                              " '" STEER_SOURCE_DIR "/scripts/bench/live_tuning.sh' " + arguments,
+                          arguments, expected_exit);
   }
-  std::vector<std::string> calls() const { return lines_of(read(dir_ / "steer.log")); }
-
-  fs::path dir_;
+  std::vector<std::string> calls() const { return lines_of(read_file(dir_ / "steer.log")); }
 };
 
 TEST_F(LiveTuning, RunsEverySearcherForEachSeedAndRotatesTheOrderWhenAsked) {
@@ -88,8 +68,8 @@ TEST_F(LiveTuning, RunsEverySearcherForEachSeedAndRotatesTheOrderWhenAsked) {
     EXPECT_THAT(call, HasSubstr("--backend cuda --size h200 --time 5")) << call;
     EXPECT_THAT(call, HasSubstr("cache=fresh")) << "each tuning has a compile cache of its own: " << call;
   }
-  EXPECT_EQ(read(dir_ / "out" / "gemm_random_2.json"), "{\"tests\": 1}\n");
-  EXPECT_THAT(read(dir_ / "out" / "gemm_random_2.log"), HasSubstr("test 1/10 ok"));
+  EXPECT_EQ(read_file(dir_ / "out" / "gemm_random_2.json"), "{\"tests\": 1}\n");
+  EXPECT_THAT(read_file(dir_ / "out" / "gemm_random_2.log"), HasSubstr("test 1/10 ok"));
 }
 
 TEST_F(LiveTuning, ALabelsSettingsAndTuneOptionsReachItsTuningAlone) {

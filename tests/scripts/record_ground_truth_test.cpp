@@ -6,18 +6,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
+
+#include "script_test.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
+using steer::test_support::read_file;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -81,26 +80,13 @@ std::string fmt(const std::string& pattern, const std::string& value) {
   return text;
 }
 
-std::string read(const fs::path& file) {
-  std::ifstream in(file);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-class RecordGroundTruth : public ::testing::Test {
+class RecordGroundTruth : public steer::test_support::ScriptTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("steer_record_ground_truth_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    std::ofstream(dir_ / "steer") << kFakeSteer;
-    fs::permissions(dir_ / "steer", fs::perms::owner_all);
+    ScriptTest::SetUp();
+    write_fake_steer(kFakeSteer);
     shell("gunzip -c '" STEER_SOURCE_DIR "/data/h200/coulomb_h200.db.gz' > truth.db");
   }
-  void TearDown() override { fs::remove_all(dir_); }
-
   void shell(const std::string& command) {
     const std::string line = "cd '" + dir_.string() + "' && " + command;
     ASSERT_EQ(std::system(line.c_str()), 0) << line;
@@ -108,14 +94,9 @@ class RecordGroundTruth : public ::testing::Test {
 
   // Runs the tool in the scratch folder with the fake steer; returns what it printed.
   std::string run(const std::string& arguments, int expected_exit = 0) {
-    const fs::path output = dir_ / "output.txt";
-    const std::string command = "cd '" + dir_.string() + "' && env FAKE_TRUTH=truth.db FAKE_STEER_LOG=steer.log " +
-                                "'" STEER_SOURCE_DIR "/scripts/record-ground-truth' " + arguments + " >'" +
-                                output.string() + "' 2>&1";
-    const int status = std::system(command.c_str());
-    EXPECT_TRUE(WIFEXITED(status)) << read(output);
-    EXPECT_EQ(WEXITSTATUS(status), expected_exit) << arguments << "\n" << read(output);
-    return read(output);
+    return run_in_scratch("env FAKE_TRUTH=truth.db FAKE_STEER_LOG=steer.log '" STEER_SOURCE_DIR
+                          "/scripts/record-ground-truth' " + arguments,
+                          arguments, expected_exit);
   }
   std::string record(const std::string& options, int expected_exit = 0) {
     return run("record '" STEER_SOURCE_DIR "/kernels/coulomb/spec.json' --steer ./steer " + options, expected_exit);
@@ -158,9 +139,8 @@ class RecordGroundTruth : public ::testing::Test {
     sqlite3_close(handle);
     return value;
   }
-  std::string steer_log() { return read(dir_ / "steer.log"); }
+  std::string steer_log() { return read_file(dir_ / "steer.log"); }
 
-  fs::path dir_;
 };
 
 // Half of coulomb's configurations (even config_index dropped), without energy.
@@ -198,7 +178,7 @@ TEST_F(RecordGroundTruth, OneGpuRecordsInTheSeededOrderThenTheNearBestBand) {
             "0");
   EXPECT_EQ(query("store.db.gz", "select value from steer_recording where key = 'profiler_range'"), "kernel");
   EXPECT_FALSE(fs::exists(dir_ / "store.db")) << "the work copy is compressed back into the store";
-  const std::string summary = read(dir_ / "store.json");
+  const std::string summary = read_file(dir_ / "store.json");
   EXPECT_THAT(summary, HasSubstr("\"space\": 210"));
   EXPECT_THAT(summary, HasSubstr("\"tool\": \"record-ground-truth\""));
   EXPECT_THAT(output, HasSubstr("summary store.json"));
@@ -219,7 +199,7 @@ TEST_F(RecordGroundTruth, SplitsWhatTheStoreLacksAcrossGpusAndKeepsWhatItHad) {
   for (const char* left : {"store.db", "store.db.part1.db", "store.db.part2.db", "store.db.part1.list"}) {
     EXPECT_FALSE(fs::exists(dir_ / left)) << left;
   }
-  EXPECT_THAT(read(dir_ / "store.json"), HasSubstr("\"recorded\": 210"));
+  EXPECT_THAT(read_file(dir_ / "store.json"), HasSubstr("\"recorded\": 210"));
 }
 
 TEST_F(RecordGroundTruth, AnInterruptedRunIsTakenOver) {
