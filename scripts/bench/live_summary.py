@@ -129,15 +129,15 @@ def paired_table(runs, a, b, t):
     """Lines of markdown: per seed both ran, the best so far of searchers a and b at t, then how
     many seeds each ended lower in and their means over the seeds where both had a valid test."""
     shared = sorted(set(runs[a]) & set(runs[b]))
-    slowest = float("inf")
     ends = [(seed, best_at(runs[a][seed], t), best_at(runs[b][seed], t)) for seed in shared]
+    slower_than_any = lambda v: v if v is not None else float("inf")  # no valid test yet
     lines = [f"Seed by seed, the best so far at {t:g} s:", "",
              f"| seed | {a} | {b} | {b} / {a} |", "|---:|---:|---:|---:|"]
     for seed, x, y in ends:
         ratio = f"{y / x:.4f}" if x is not None and y is not None else "-"
         lines.append(f"| {seed} | " + " | ".join(f"{v:.4f}" if v is not None else "-" for v in (x, y)) + f" | {ratio} |")
-    lower_a = sum(1 for _, x, y in ends if (x if x is not None else slowest) < (y if y is not None else slowest))
-    lower_b = sum(1 for _, x, y in ends if (y if y is not None else slowest) < (x if x is not None else slowest))
+    lower_a = sum(1 for _, x, y in ends if slower_than_any(x) < slower_than_any(y))
+    lower_b = sum(1 for _, x, y in ends if slower_than_any(y) < slower_than_any(x))
     both = [(x, y) for _, x, y in ends if x is not None and y is not None]
     lines.append("")
     summary = (f"{a} ended lower in {lower_a} of {len(ends)} seeds, {b} in {lower_b}, level in "

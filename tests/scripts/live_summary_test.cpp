@@ -29,8 +29,9 @@ class LiveSummary : public steer::test_support::ScriptTest {
     for (const auto& [seconds, ms] : tests) {
       ++number;
       if (ms > 0 && (best == 0 || ms < best)) best = ms;
-      out << std::to_string(seconds) << " test " << number << "/100 " << (ms > 0 ? "ok " + std::to_string(ms) : "compile_error")
-          << " ms | best " << (best > 0 ? std::to_string(best) + " ms" : "-") << "\n";
+      out << std::to_string(seconds) << " test " << number << "/100 "
+          << (ms > 0 ? "ok " + std::to_string(ms) : "compile_error") << " ms | best "
+          << (best > 0 ? std::to_string(best) + " ms" : "-") << "\n";
     }
   }
 
@@ -47,8 +48,9 @@ TEST_F(LiveSummary, GivesTheMedianBestAtEachTimeAndTheSeedsWithinTheFactor) {
   log("guided", 2, {{1.0, 4.0}, {3.0, 2.01}});
   log("guided", 3, {{1.5, 0}, {2.5, 6.0}});
   const std::string output = run("--best-ms 2.0 --times 1,2,5");
-  // Tests: 3, 2 and 2, median 2. At 1 s: 5.0, 4.0 and no valid test yet (slower than any): median 5.0. At 2 s: 3.0, 4.0 and
-  // none: 4.0. At 5 s: 2.0, 2.01, 6.0: 2.01. Within 1.02x of 2.0: seeds 1 (4 s) and 2 (3 s).
+  // Tests: 3, 2 and 2, median 2. At 1 s: 5.0, 4.0 and no valid test yet (slower than any):
+  // median 5.0. At 2 s: 3.0, 4.0 and none: 4.0. At 5 s: 2.0, 2.01, 6.0: 2.01. Within 1.02x of
+  // 2.0: seeds 1 (4 s) and 2 (3 s).
   EXPECT_THAT(output, HasSubstr("| guided | 3 | 2 | 5.000 | 4.000 | 2.010 | 2 of 3 | 4.0 s |"));
 }
 

@@ -87,6 +87,7 @@ class RecordGroundTruth : public steer::test_support::ScriptTest {
     write_fake_steer(kFakeSteer);
     shell("gunzip -c '" STEER_SOURCE_DIR "/data/h200/coulomb_h200.db.gz' > truth.db");
   }
+
   void shell(const std::string& command) {
     const std::string line = "cd '" + dir_.string() + "' && " + command;
     ASSERT_EQ(std::system(line.c_str()), 0) << line;
@@ -140,7 +141,6 @@ class RecordGroundTruth : public steer::test_support::ScriptTest {
     return value;
   }
   std::string steer_log() { return read_file(dir_ / "steer.log"); }
-
 };
 
 // Half of coulomb's configurations (even config_index dropped), without energy.
