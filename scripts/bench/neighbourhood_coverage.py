@@ -11,7 +11,7 @@ those ran faster (none, with all measured: a local minimum of the one-parameter 
 A local search such as basin-hopping ends on a configuration whose neighbours it has all
 tested; a model-guided searcher chooses among neighbours and distant candidates alike, and may
 leave a neighbour of its fastest untested that is faster still. docs/results.md ("Live on an
-H100: gemm_full, a space 35 times gemm's") reads the gemm_full tunings with it.
+H100: where the gemm_full tunings ended") reads the gemm_full tunings with it.
 
   steer space kernels/gemm_full --list > space.csv
   python3 scripts/bench/neighbourhood_coverage.py --space space.csv DIR [DIR...] [--after 10]
