@@ -43,22 +43,8 @@ class BasinHoppingSearcher final : public search::ClimbingSearcher {
     return random().unit() < std::exp(-(candidate - current) / current / options_.temperature);
   }
 
-  // scipy's RandomDisplacement in value units: every parameter's position moves by a uniform
-  // real in [-stepsize, stepsize] from the centre of its value and snaps to the nearest value
-  // (clamped to its list), as Kernel Tuner's scaled coordinates do. With stepsize 1 a parameter
-  // moves one value either way with probability 1/4 each and stays with probability 1/2. An
-  // invalid result is repaired toward the basin.
-  ConfigIndex jump(ConfigIndex from) {
-    const ValueIndices anchor = space().value_indices(from);
-    ValueIndices target = anchor;
-    const auto& parameters = space().parameters();
-    for (std::size_t p = 0; p < target.size(); ++p) {
-      const auto last = static_cast<std::int64_t>(parameters[p].values.size()) - 1;
-      const auto step = static_cast<std::int64_t>(std::llround((2 * random().unit() - 1) * options_.stepsize));
-      target[p] = static_cast<std::uint32_t>(std::clamp<std::int64_t>(target[p] + step, 0, last));
-    }
-    return search::repair(space(), target, anchor, random());
-  }
+  // scipy's RandomDisplacement in value units (search::displace).
+  ConfigIndex jump(ConfigIndex from) { return search::displace(space(), from, options_.stepsize, random()); }
 
   BasinHoppingOptions options_;
   std::optional<ConfigIndex> basin_;

@@ -41,6 +41,16 @@ struct BayesOptions {
   std::uint64_t pair_moves = 0;      // the untested configurations two parameters from this many fastest are candidates
   std::uint64_t pair_moves_after = 20;  // ... once the fastest has stood for this many measurements (0: always)
   std::uint64_t local_every = 0;     // every k-th choice among those two kinds of candidates only
+  // > 0: once the fastest has stood for this many measurements, the local choices climb from
+  // a jump away from it, as basin hopping's restarts do: a local choice is the model's pick
+  // among climb_jumps jumps from the fastest (search::displace), and then among the untested
+  // neighbours of the climb's fastest, until climb_tries of them in a row were no faster or
+  // none is left; then the next jump. A new fastest ends the climb (the elite's neighbours
+  // go on from it). The elite's neighbours lead only down the fastest's own slope; another
+  // basin is reached by climbing from elsewhere (gemm_full live, docs/guided-measurements.md).
+  std::uint64_t climb_after = 0;
+  std::uint64_t climb_tries = 5;
+  std::uint64_t climb_jumps = 20;
   bool fit_length_scales = false;    // a length scale per feature, by marginal likelihood
   std::uint64_t fit_from = 20;       // measurements before the first fit; then at every 1.5 times as many
   // With a counter model: length scales fitted as fit_length_scales does where the model

@@ -36,9 +36,11 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <memory>
 #include <numbers>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <system_error>
 #include <thread>
@@ -425,6 +427,9 @@ class BayesSearcher final : public Searcher {
     test_costs_ = {};
     fastest_ = {std::numeric_limits<double>::infinity(), std::numeric_limits<ConfigIndex>::max()};
     improved_at_ = 0;
+    climb_centre_.reset();
+    climb_misses_ = 0;
+    climb_pending_.clear();
     slowest_ok_ = -std::numeric_limits<double>::infinity();
     model_ = std::make_unique<IncrementalCholesky>(dims_, options_.covariance);
     model_points_.clear();
@@ -478,8 +483,10 @@ class BayesSearcher final : public Searcher {
       while (out.size() < max && !measured_.empty() && !memory_.exhausted() &&
              (devices_ > 1 || (next_initial_ >= initial_.size() && memory_.pending() < pipeline_depth()))) {
         ++choices_;  // as on one device: every local_every-th choice is local
+        const bool climb = climb_choice();
         const std::vector<ConfigIndex> next = most_promising(1);
         if (next.empty()) break;
+        if (climb) tag_climb(next.front());
         memory_.propose(next.front());
         out.push_back({next.front(), {}});
         lie_about(next.front());
@@ -489,7 +496,9 @@ class BayesSearcher final : public Searcher {
     if (out.size() < max && memory_.pending() == 0 && !memory_.exhausted()) {
       // The initial samples are all measured now.
       ++choices_;
+      const bool climb = climb_choice();
       for (ConfigIndex next : most_promising(1)) {
+        if (climb) tag_climb(next);
         memory_.propose(next);
         out.push_back({next, {}});
       }
@@ -524,6 +533,7 @@ class BayesSearcher final : public Searcher {
     double cost = memory_.observe(result);
     if (options_.log_targets && std::isfinite(cost)) cost = std::log(std::max(cost, 1e-300));
     measured_.emplace_back(cost, result.config_index);
+    follow_climb(measured_.back());
     if (measured_.back() < fastest_) improved_at_ = measured_.size();
     fastest_ = std::min(fastest_, measured_.back());
     if (std::isfinite(cost)) slowest_ok_ = std::max(slowest_ok_, cost);
@@ -1268,7 +1278,8 @@ class BayesSearcher final : public Searcher {
     pool_.clear();
     // Every local_every-th choice is local: among the elite's neighbours and bred children
     // only, so that the fastest region is refined however uncertain the rest of the space.
-    const bool local = options_.local_every > 0 && choices_ % options_.local_every == 0 && measured_.size() >= 2;
+    const bool local = local_choice();
+    if (local && climb_choice() && climb_candidates()) return pool_;
     if (local) {
       // no random candidates
     } else if (space_->size() <= 4 * options_.candidates) {
@@ -1318,6 +1329,71 @@ class BayesSearcher final : public Searcher {
     std::sort(pool_.begin(), pool_.end());
     pool_.erase(std::unique(pool_.begin(), pool_.end()), pool_.end());
     return pool_;
+  }
+
+  // Whether the choice being made (choices_) is local (local_every).
+  bool local_choice() const {
+    return options_.local_every > 0 && choices_ % options_.local_every == 0 && measured_.size() >= 2;
+  }
+
+  // Whether the choice being made is a local one that climbs (climb_after): the fastest has
+  // stood for climb_after measurements.
+  bool climb_choice() const {
+    return options_.climb_after > 0 && local_choice() && std::isfinite(fastest_.first) &&
+           measured_.size() >= improved_at_ + options_.climb_after;
+  }
+
+  // The candidates of a climbing choice: the untested neighbours of the climb's fastest, or,
+  // between climbs, jumps from the fastest. False (pool_ empty) where there are none.
+  bool climb_candidates() {
+    if (climb_centre_) {
+      for (ConfigIndex c : space_->neighbours(*climb_centre_)) {
+        if (!memory_.seen(c)) pool_.push_back(c);
+      }
+    }
+    if (pool_.empty()) {
+      for (std::uint64_t j = 0; j < options_.climb_jumps; ++j) {
+        const ConfigIndex c = search::displace(*space_, fastest_.second, 1.0, random_);
+        if (!memory_.seen(c)) pool_.push_back(c);
+      }
+    }
+    std::sort(pool_.begin(), pool_.end());
+    pool_.erase(std::unique(pool_.begin(), pool_.end()), pool_.end());
+    return !pool_.empty();
+  }
+
+  // Records a climbing choice: a step from the climb's fastest (one parameter away) or the
+  // start of the next climb.
+  void tag_climb(ConfigIndex chosen) {
+    bool step = false;
+    if (climb_centre_) {
+      const ValueIndices from = space_->value_indices(*climb_centre_);
+      const ValueIndices to = space_->value_indices(chosen);
+      std::size_t differ = 0;
+      for (std::size_t p = 0; p < from.size(); ++p) differ += from[p] != to[p] ? 1 : 0;
+      step = differ == 1;
+    }
+    climb_pending_[chosen] = step;
+  }
+
+  // Moves the climb on with a measurement (before fastest_ takes it in).
+  void follow_climb(const std::pair<double, ConfigIndex>& measured) {
+    const auto tagged = climb_pending_.find(measured.second);
+    if (measured < fastest_) {  // a new fastest: its neighbours are the elite's
+      climb_centre_.reset();
+      climb_misses_ = 0;
+    } else if (tagged != climb_pending_.end()) {
+      const bool step = tagged->second;
+      if (!step || measured.first < climb_cost_) {
+        climb_centre_ = std::isfinite(measured.first) ? std::optional<ConfigIndex>(measured.second) : std::nullopt;
+        climb_cost_ = measured.first;
+        climb_misses_ = 0;
+      } else if (++climb_misses_ >= options_.climb_tries) {
+        climb_centre_.reset();
+        climb_misses_ = 0;
+      }
+    }
+    if (tagged != climb_pending_.end()) climb_pending_.erase(tagged);
   }
 
   // The `count` fastest valid measurements, fastest first.
@@ -1393,6 +1469,10 @@ class BayesSearcher final : public Searcher {
   search::TestCosts test_costs_;                          // compile and device times seen
   std::pair<double, ConfigIndex> fastest_;                // the least of measured_
   std::size_t improved_at_ = 0;                           // measured_.size() when fastest_ last fell
+  std::optional<ConfigIndex> climb_centre_;  // the climb's fastest (climb_after); unset between climbs
+  double climb_cost_ = 0;                    // its cost
+  std::uint64_t climb_misses_ = 0;           // its neighbours tested since it became the climb's fastest
+  std::map<ConfigIndex, bool> climb_pending_;  // climbing choices not yet measured: a step (true) or a start
   double slowest_ok_ = -std::numeric_limits<double>::infinity();                                 // the slowest successful cost
 
   std::unique_ptr<IncrementalCholesky> model_;
@@ -1469,6 +1549,9 @@ std::unique_ptr<Searcher> search::make_bayes(const SearcherOptions& options, Bay
   bayes.local_every = settings.integer("local_every", bayes.local_every, 0, 1'000'000);
   bayes.pair_moves = settings.integer("pair_moves", bayes.pair_moves, 0, 1'000'000);
   bayes.pair_moves_after = settings.integer("pair_moves_after", bayes.pair_moves_after, 0, 1'000'000);
+  bayes.climb_after = settings.integer("climb_after", bayes.climb_after, 0, 1'000'000);
+  bayes.climb_tries = settings.integer("climb_tries", bayes.climb_tries, 1, 1'000'000);
+  bayes.climb_jumps = settings.integer("climb_jumps", bayes.climb_jumps, 1, 1'000'000);
   bayes.fit_length_scales = settings.flag("ard", bayes.fit_length_scales);
   bayes.fit_from = settings.integer("ard_from", bayes.fit_from, 2, 1'000'000);
   if (with_model) bayes.fit_length_scales_unmodelled = settings.flag("ard_unmodelled", bayes.fit_length_scales_unmodelled);

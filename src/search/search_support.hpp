@@ -254,4 +254,21 @@ inline ConfigIndex random_walk(const Space& space, ConfigIndex from, std::uint64
   return from;
 }
 
+// scipy's RandomDisplacement (basin hopping's jump) in value units: every parameter's position
+// moves by a uniform real in [-stepsize, stepsize] from the centre of its value and snaps to
+// the nearest value (clamped to its list), as Kernel Tuner's scaled coordinates do. With
+// stepsize 1 a parameter moves one value either way with probability 1/4 each and stays with
+// probability 1/2. An invalid result is repaired toward `from`.
+inline ConfigIndex displace(const Space& space, ConfigIndex from, double stepsize, Random& random) {
+  const ValueIndices anchor = space.value_indices(from);
+  ValueIndices target = anchor;
+  const auto& parameters = space.parameters();
+  for (std::size_t p = 0; p < target.size(); ++p) {
+    const auto last = static_cast<std::int64_t>(parameters[p].values.size()) - 1;
+    const auto step = static_cast<std::int64_t>(std::llround((2 * random.unit() - 1) * stepsize));
+    target[p] = static_cast<std::uint32_t>(std::clamp<std::int64_t>(target[p] + step, 0, last));
+  }
+  return repair(space, target, anchor, random);
+}
+
 }  // namespace steer::search

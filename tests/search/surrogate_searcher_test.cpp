@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -310,6 +312,54 @@ TEST(SurrogateSearcher, PairMovesFollowAValleyThatNoOneParameterStepFollows) {
   }
   EXPECT_GT(found_with, found_without);
   EXPECT_GE(found_with, 5u);
+}
+
+// Two basins: a wide slope down to (1,1,...) at 2.0, and a narrow one where the first two
+// parameters are both 2, down to 1.0 at (2,2,1,...). Every one-parameter step from the wide
+// basin leaves one of the two out of place: no climb from the wide basin's floor leads there.
+double two_basins(const ValueIndices& v) {
+  double to_wide = 0;
+  for (std::uint32_t x : v) to_wide += std::abs(static_cast<double>(x) - 1.0);
+  const bool narrow = v[0] == 2 && v[1] == 2;
+  return (narrow ? 1 + 0.1 * (to_wide - 2) : 2 + 0.1 * to_wide) + ripple(v);
+}
+
+TEST(SurrogateSearcher, ClimbsStartFromAJumpOnceTheFastestHasStood) {
+  // Every choice local. Without climbs each test after the design is a neighbour of the
+  // fastest so far (or, once none is left, a random one). With them, once the fastest has
+  // stood for 3 measurements, a jump from it (several parameters away) is tested, and then
+  // neighbours of the jump: a climb from elsewhere.
+  const Space space = space_of(5, 6);
+  const std::map<std::string, std::string> local = {{"local_every", "1"}, {"elite", "1"}, {"bred", "0"}, {"popsize", "4"}};
+  std::map<std::string, std::string> with_climbs = local;
+  with_climbs.insert({{"climb_after", "3"}});
+  for (const auto& [settings, climbs] : {std::pair{local, false}, std::pair{with_climbs, true}}) {
+    auto searcher = make_searcher("surrogate", {.seed = 3, .settings = settings});
+    std::size_t test = 0, steps_from_a_jump = 0, early_jumps = 0;
+    std::optional<ConfigIndex> last_far;
+    std::size_t stood = 0;
+    double fastest_cost = std::numeric_limits<double>::infinity();
+    drive(*searcher, space, two_basins, 60, [&](ConfigIndex c, const std::vector<std::pair<double, ConfigIndex>>& measured) {
+      if (!measured.empty() && measured.back().first < fastest_cost) {
+        fastest_cost = measured.back().first;
+        stood = 0;
+      } else if (!measured.empty()) {
+        ++stood;
+      }
+      if (++test <= 4) return;
+      const ConfigIndex fastest = std::min_element(measured.begin(), measured.end())->second;
+      const bool far = differing(space, c, fastest) > 1;
+      if (far && last_far && differing(space, c, *last_far) == 1) ++steps_from_a_jump;
+      if (far && stood < 3) ++early_jumps;
+      if (far) last_far = c;
+    });
+    EXPECT_EQ(early_jumps, 0u) << "a test far from a fastest that had not stood for 3 measurements";
+    if (climbs) {
+      EXPECT_GT(steps_from_a_jump, 2u) << "no climb from a jump";
+    } else {
+      EXPECT_EQ(steps_from_a_jump, 0u);
+    }
+  }
 }
 
 TEST(SurrogateSearcher, FittedLengthScalesFindAnOptimumThatOneParameterSetsSooner) {
