@@ -2,7 +2,6 @@
 // configurations instead of a continuous relaxation: hill climbing to a local minimum; the
 // minimum replaces the current basin by the Metropolis rule at temperature T; the next climb
 // starts from a random jump away from the current basin.
-#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>

@@ -1279,7 +1279,7 @@ class BayesSearcher final : public Searcher {
     // Every local_every-th choice is local: among the elite's neighbours and bred children
     // only, so that the fastest region is refined however uncertain the rest of the space.
     const bool local = local_choice();
-    if (local && climb_choice() && climb_candidates()) return pool_;
+    if (climb_choice() && climb_candidates()) return pool_;
     if (local) {
       // no random candidates
     } else if (space_->size() <= 4 * options_.candidates) {
@@ -1471,7 +1471,7 @@ class BayesSearcher final : public Searcher {
   std::size_t improved_at_ = 0;                           // measured_.size() when fastest_ last fell
   std::optional<ConfigIndex> climb_centre_;  // the climb's fastest (climb_after); unset between climbs
   double climb_cost_ = 0;                    // its cost
-  std::uint64_t climb_misses_ = 0;           // its neighbours tested since it became the climb's fastest
+  std::uint64_t climb_misses_ = 0;           // its neighbours tested in a row, none faster (climb_tries)
   std::map<ConfigIndex, bool> climb_pending_;  // climbing choices not yet measured: a step (true) or a start
   double slowest_ok_ = -std::numeric_limits<double>::infinity();                                 // the slowest successful cost
 
