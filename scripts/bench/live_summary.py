@@ -5,10 +5,14 @@ valid test yet counts as slower than any), how many seeds
 came within a factor of the space's best, and when. Prints a markdown table; --csv writes the
 median curves, --plot draws them (matplotlib).
 
-  python3 scripts/bench/live_summary.py DIR --kernel gemm --best-ms 3.587 [--within 1.02]
+  python3 scripts/bench/live_summary.py DIR [DIR...] --kernel gemm --best-ms 3.587 [--within 1.02]
       [--times 5,10,20,30,45,60] [--csv curves.csv] [--plot curves.png]
       [--energy | --weighted ALPHA --time-ms T --energy-j E] [--best-config INDEX[,INDEX...]]
       [--paired A,B] [--split]
+
+Several folders pool their tunings: a seed one searcher ran in two folders counts as two
+tunings (named FOLDER:SEED), a tuning whose log two folders hold copies of is read once, and
+--paired pairs the seeds of one folder.
 
 --energy: tunings for energy (TUNE_ARGS="--objective energy"); the least energy per launch so
 far, read from each tuning's store, and --best-ms is the space's least energy in J.
@@ -38,6 +42,7 @@ docs/performance.md shows it.
 """
 import argparse
 import glob
+import hashlib
 import json
 import os
 import re
@@ -125,10 +130,20 @@ def median_best(seeds, t):
     return None if m == float("inf") else m
 
 
+class Seed(str):
+    """A tuning's seed as the tables name it: SEED, or FOLDER:SEED where several folders are
+    read (the same seed in two folders is two tunings); `order` sorts by folder, then seed."""
+
+    def __new__(cls, folder, position, seed, several):
+        self = super().__new__(cls, f"{os.path.normpath(folder)}:{seed}" if several else str(seed))
+        self.order = (position, seed)
+        return self
+
+
 def paired_table(runs, a, b, t):
     """Lines of markdown: per seed both ran, the best so far of searchers a and b at t, then how
     many seeds each ended lower in and their means over the seeds where both had a valid test."""
-    shared = sorted(set(runs[a]) & set(runs[b]))
+    shared = sorted(set(runs[a]) & set(runs[b]), key=lambda seed: seed.order)
     ends = [(seed, best_at(runs[a][seed], t), best_at(runs[b][seed], t)) for seed in shared]
     slower_than_any = lambda v: v if v is not None else float("inf")  # no valid test yet
     lines = [f"Seed by seed, the best so far at {t:g} s:", "",
@@ -151,7 +166,7 @@ def paired_table(runs, a, b, t):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("dir")
+    ap.add_argument("dirs", nargs="+", metavar="DIR")
     ap.add_argument("--kernel", required=True)
     ap.add_argument("--best-ms", type=float, required=True,
                     help="the space's best runtime (exhaustive recording); with --energy its least energy "
@@ -181,8 +196,18 @@ def main():
         ap.error("--weighted needs --time-ms and --energy-j")
     times = [float(t) for t in args.times.split(",")]
     runs, stores, shortened = {}, {}, {}
-    for path in sorted(glob.glob(os.path.join(args.dir, f"{args.kernel}_*_*.log"))):
-        searcher, seed = os.path.basename(path)[len(args.kernel) + 1:-4].rsplit("_", 1)
+    several = len(args.dirs) > 1
+    read = set()  # the logs read, by name and content: a copy in a second folder is the same tuning
+    paths = [(position, folder, path) for position, folder in enumerate(args.dirs)
+             for path in sorted(glob.glob(os.path.join(folder, f"{args.kernel}_*_*.log")))]
+    for position, folder, path in paths:
+        with open(path, "rb") as f:
+            digest = (os.path.basename(path), hashlib.sha256(f.read()).hexdigest())
+        if digest in read:
+            continue
+        read.add(digest)
+        searcher, number = os.path.basename(path)[len(args.kernel) + 1:-4].rsplit("_", 1)
+        seed = Seed(folder, position, int(number), several)
         if args.weighted is not None:
             a = args.weighted
             points = read_energy(path, path[:-4] + ".db",
@@ -191,17 +216,17 @@ def main():
             points = read_energy(path, path[:-4] + ".db")
         else:
             points = read_log(path)
-        runs.setdefault(searcher, {})[int(seed)] = points
-        stores.setdefault(searcher, {})[int(seed)] = path[:-4] + ".db"
-        shortened.setdefault(searcher, {})[int(seed)] = shortened_tests(path[:-4] + ".json")
+        runs.setdefault(searcher, {})[seed] = points
+        stores.setdefault(searcher, {})[seed] = path[:-4] + ".db"
+        shortened.setdefault(searcher, {})[seed] = shortened_tests(path[:-4] + ".json")
     if not runs:
-        sys.exit(f"live_summary.py: no {args.kernel}_*_*.log in {args.dir}")
+        sys.exit(f"live_summary.py: no {args.kernel}_*_*.log in {', '.join(args.dirs)}")
     if args.paired is not None:
         if len(args.paired) != 2:
             ap.error(f"--paired expects two searchers A,B, got '{','.join(args.paired)}'")
         for name in args.paired:
             if name not in runs:
-                ap.error(f"--paired: no tunings of '{name}' in {args.dir} (there are: {', '.join(sorted(runs))})")
+                ap.error(f"--paired: no tunings of '{name}' in {', '.join(args.dirs)} (there are: {', '.join(sorted(runs))})")
     target = args.within * args.best_ms
     # Tests a timing cap (steer tune --max-test-relative) shortened: shown where the runs say.
     counted = any(n is not None for seeds in shortened.values() for n in seeds.values())
@@ -240,7 +265,7 @@ def main():
         print("| searcher | " + " | ".join(f"{t:g} s" for t in times) + " | when (s, per seed) | test (per seed) |")
         print("|---|" + "---:|" * len(times) + "---|---|")
         for searcher, seeds in runs.items():
-            found = [found_at(points, stores[searcher][seed], args.best_config) for seed, points in sorted(seeds.items())]
+            found = [found_at(points, stores[searcher][seed], args.best_config) for seed, points in sorted(seeds.items(), key=lambda item: item[0].order)]
             counts = [str(sum(1 for f in found if f is not None and f[0] <= t)) for t in times]
             when = ", ".join(f"{f[0]:.1f}" if f is not None else "never" for f in found)
             tests = ", ".join(str(f[1]) if f is not None else "–" for f in found)
@@ -258,7 +283,7 @@ def main():
               " | framework | compiler time | guesses compiled | guesses tested |")
         print("|---|" + "---:|" * (len(fields) + 1))
         for searcher, seeds in runs.items():
-            summaries = [summary_of(stores[searcher][seed][:-3] + ".json") for seed in sorted(seeds)]
+            summaries = [summary_of(stores[searcher][seed][:-3] + ".json") for seed in seeds]
             summaries = [d for d in summaries if d is not None]
             if not summaries:
                 print(f"| {searcher} | 0 |" + " - |" * len(fields))

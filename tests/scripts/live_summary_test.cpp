@@ -1,11 +1,12 @@
 // scripts/bench/live_summary.py on progress logs written here in the form steer tune prints them
 // (seconds since launch, test, status, best so far). Checked: the median of the best so far at
 // each time, a seed without a valid test counting as slower than any, the seeds within the
-// factor and when, the seed-by-seed comparison of two searchers (--paired), and the arguments it
-// refuses.
+// factor and when, the seed-by-seed comparison of two searchers (--paired), several folders
+// pooled, and the arguments it refuses.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <utility>
@@ -20,10 +21,12 @@ using ::testing::Not;
 
 class LiveSummary : public steer::test_support::ScriptTest {
  protected:
-  // Writes DIR/gemm_SEARCHER_SEED.log: one progress line per (seconds, runtime in ms; 0 for a
-  // failed test), the best so far as steer tune prints it.
-  void log(const std::string& searcher, int seed, const std::vector<std::pair<double, double>>& tests) {
-    std::ofstream out(dir_ / ("gemm_" + searcher + "_" + std::to_string(seed) + ".log"));
+  // Writes DIR[/FOLDER]/gemm_SEARCHER_SEED.log: one progress line per (seconds, runtime in ms;
+  // 0 for a failed test), the best so far as steer tune prints it.
+  void log(const std::string& searcher, int seed, const std::vector<std::pair<double, double>>& tests,
+           const std::string& folder = "") {
+    std::filesystem::create_directories(dir_ / folder);
+    std::ofstream out(dir_ / folder / ("gemm_" + searcher + "_" + std::to_string(seed) + ".log"));
     double best = 0;
     int number = 0;
     for (const auto& [seconds, ms] : tests) {
@@ -35,10 +38,11 @@ class LiveSummary : public steer::test_support::ScriptTest {
     }
   }
 
-  // Runs the script on the logs; returns what it printed.
-  std::string run(const std::string& arguments, int expected_exit = 0) {
-    return run_in_scratch("python3 '" STEER_SOURCE_DIR "/scripts/bench/live_summary.py' '" + dir_.string() +
-                              "' --kernel gemm " + arguments,
+  // Runs the script on the logs (in the scratch folder, or in `folders` there); returns what it
+  // printed.
+  std::string run(const std::string& arguments, int expected_exit = 0, const std::string& folders = "") {
+    return run_in_scratch("python3 '" STEER_SOURCE_DIR "/scripts/bench/live_summary.py' " +
+                              (folders.empty() ? "'" + dir_.string() + "'" : folders) + " --kernel gemm " + arguments,
                           arguments, expected_exit);
   }
 };
@@ -71,6 +75,22 @@ TEST_F(LiveSummary, ComparesTwoSearchersSeedBySeed) {
   EXPECT_THAT(output, Not(HasSubstr("\n| 5 |")));
   EXPECT_THAT(output, HasSubstr("guided ended lower in 2 of 4 seeds, random in 1, level in 1; mean over the 3 seeds "
                                 "both had a valid test: 2.5000 against 2.3333."));
+}
+
+TEST_F(LiveSummary, PoolsFoldersCountingASeedOfEachAsATuningAndACopyOnce) {
+  log("guided", 1, {{1.0, 3.0}}, "first");
+  log("random", 1, {{1.0, 2.5}}, "first");
+  log("guided", 1, {{1.0, 2.0}}, "second");
+  log("random", 1, {{1.0, 4.0}}, "second");
+  log("guided", 1, {{1.0, 3.0}}, "copy");  // the same log as first/: one tuning
+  const std::string output = run("--best-ms 2.0 --times 1 --paired guided,random", 0, "first second copy");
+  // guided: 3.0 and 2.0 (the copy read once), median 2.5; random: 2.5 and 4.0, median 3.25.
+  EXPECT_THAT(output, HasSubstr("| guided | 2 | 1 | 2.500 | 1 of 2 | - |"));
+  EXPECT_THAT(output, HasSubstr("| random | 2 | 1 | 3.250 | 0 of 2 | - |"));
+  // Paired within a folder: first's seed 1 with first's, second's with second's.
+  EXPECT_THAT(output, HasSubstr("| first:1 | 3.0000 | 2.5000 | 0.8333 |"));
+  EXPECT_THAT(output, HasSubstr("| second:1 | 2.0000 | 4.0000 | 2.0000 |"));
+  EXPECT_THAT(output, Not(HasSubstr("| copy:1 |")));
 }
 
 TEST_F(LiveSummary, RefusesAPairThatIsNotTwoSearchersOfTheFolder) {
