@@ -265,7 +265,8 @@ def main():
         print("| searcher | " + " | ".join(f"{t:g} s" for t in times) + " | when (s, per seed) | test (per seed) |")
         print("|---|" + "---:|" * len(times) + "---|---|")
         for searcher, seeds in runs.items():
-            found = [found_at(points, stores[searcher][seed], args.best_config) for seed, points in sorted(seeds.items(), key=lambda item: item[0].order)]
+            in_order = sorted(seeds.items(), key=lambda item: item[0].order)
+            found = [found_at(points, stores[searcher][seed], args.best_config) for seed, points in in_order]
             counts = [str(sum(1 for f in found if f is not None and f[0] <= t)) for t in times]
             when = ", ".join(f"{f[0]:.1f}" if f is not None else "never" for f in found)
             tests = ", ".join(str(f[1]) if f is not None else "–" for f in found)

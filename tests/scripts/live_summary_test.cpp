@@ -82,9 +82,10 @@ TEST_F(LiveSummary, PoolsFoldersCountingASeedOfEachAsATuningAndACopyOnce) {
   log("random", 1, {{1.0, 2.5}}, "first");
   log("guided", 1, {{1.0, 2.0}}, "second");
   log("random", 1, {{1.0, 4.0}}, "second");
-  log("guided", 1, {{1.0, 3.0}}, "copy");  // the same log as first/: one tuning
+  log("guided", 1, {{1.0, 3.0}}, "copy");  // the same logs as first/: one tuning each
+  log("random", 1, {{1.0, 2.5}}, "copy");
   const std::string output = run("--best-ms 2.0 --times 1 --paired guided,random", 0, "first second copy");
-  // guided: 3.0 and 2.0 (the copy read once), median 2.5; random: 2.5 and 4.0, median 3.25.
+  // guided: 3.0 and 2.0 (the copies read once), median 2.5; random: 2.5 and 4.0, median 3.25.
   EXPECT_THAT(output, HasSubstr("| guided | 2 | 1 | 2.500 | 1 of 2 | - |"));
   EXPECT_THAT(output, HasSubstr("| random | 2 | 1 | 3.250 | 0 of 2 | - |"));
   // Paired within a folder: first's seed 1 with first's, second's with second's.
