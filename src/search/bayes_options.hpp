@@ -51,6 +51,11 @@ struct BayesOptions {
   std::uint64_t climb_after = 0;
   std::uint64_t climb_tries = 5;
   std::uint64_t climb_jumps = 20;
+  // With climb_after: a climb starts from one of the fastest's untested exchanges (two
+  // parameters of one value list swapped, search::exchanges) before any random jump. On
+  // gemm_full live, guided's tail seeds ended one exchange (16 x 8 threads to 8 x 16) and one
+  // step from a configuration within 1.003x of the least measured, and tested neither.
+  bool climb_exchanges = false;
   bool fit_length_scales = false;    // a length scale per feature, by marginal likelihood
   std::uint64_t fit_from = 20;       // measurements before the first fit; then at every 1.5 times as many
   // With a counter model: length scales fitted as fit_length_scales does where the model

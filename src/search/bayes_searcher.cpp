@@ -1351,6 +1351,11 @@ class BayesSearcher final : public Searcher {
         if (!memory_.seen(c)) pool_.push_back(c);
       }
     }
+    if (pool_.empty() && options_.climb_exchanges) {
+      for (ConfigIndex c : search::exchanges(*space_, fastest_.second)) {
+        if (!memory_.seen(c)) pool_.push_back(c);
+      }
+    }
     if (pool_.empty()) {
       for (std::uint64_t j = 0; j < options_.climb_jumps; ++j) {
         const ConfigIndex c = search::displace(*space_, fastest_.second, 1.0, random_);
@@ -1552,6 +1557,7 @@ std::unique_ptr<Searcher> search::make_bayes(const SearcherOptions& options, Bay
   bayes.climb_after = settings.integer("climb_after", bayes.climb_after, 0, 1'000'000);
   bayes.climb_tries = settings.integer("climb_tries", bayes.climb_tries, 1, 1'000'000);
   bayes.climb_jumps = settings.integer("climb_jumps", bayes.climb_jumps, 1, 1'000'000);
+  bayes.climb_exchanges = settings.flag("climb_exchanges", bayes.climb_exchanges);
   bayes.fit_length_scales = settings.flag("ard", bayes.fit_length_scales);
   bayes.fit_from = settings.integer("ard_from", bayes.fit_from, 2, 1'000'000);
   if (with_model) bayes.fit_length_scales_unmodelled = settings.flag("ard_unmodelled", bayes.fit_length_scales_unmodelled);

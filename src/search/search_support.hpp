@@ -271,4 +271,22 @@ inline ConfigIndex displace(const Space& space, ConfigIndex from, double stepsiz
   return repair(space, target, anchor, random);
 }
 
+// The valid configurations that swap the values of two parameters of one value list (MDIMC and
+// NDIMC, the block's two sides): one exchange each, in parameter order. A model of the counters
+// sees an exchange as alike, and no one-parameter step reaches it.
+inline std::vector<ConfigIndex> exchanges(const Space& space, ConfigIndex from) {
+  const ValueIndices at = space.value_indices(from);
+  const auto& parameters = space.parameters();
+  std::vector<ConfigIndex> out;
+  for (std::size_t p = 0; p < at.size(); ++p) {
+    for (std::size_t q = p + 1; q < at.size(); ++q) {
+      if (at[p] == at[q] || parameters[p].values != parameters[q].values) continue;
+      ValueIndices swapped = at;
+      std::swap(swapped[p], swapped[q]);
+      if (const std::optional<ConfigIndex> c = space.index_of(swapped)) out.push_back(*c);
+    }
+  }
+  return out;
+}
+
 }  // namespace steer::search

@@ -362,6 +362,72 @@ TEST(SurrogateSearcher, ClimbsStartFromAJumpOnceTheFastestHasStood) {
   }
 }
 
+// Whether b is a with the values of two parameters swapped.
+bool exchanged(const Space& space, ConfigIndex a, ConfigIndex b) {
+  const ValueIndices x = space.value_indices(a), y = space.value_indices(b);
+  std::vector<std::size_t> differ;
+  for (std::size_t p = 0; p < x.size(); ++p) {
+    if (x[p] != y[p]) differ.push_back(p);
+  }
+  return differ.size() == 2 && x[differ[0]] == y[differ[1]] && x[differ[1]] == y[differ[0]];
+}
+
+// A slope down to (0, 1, 2, 3, 4): every parameter's value differs there, so the floor has an
+// exchange for every pair of parameters.
+double distinct_floor(const ValueIndices& v) {
+  double off = 0;
+  for (std::size_t p = 0; p < v.size(); ++p) off += std::abs(static_cast<double>(v[p]) - static_cast<double>(p));
+  return 1 + 0.1 * off + ripple(v);
+}
+
+TEST(SurrogateSearcher, ClimbsStartFromTheFastestsExchangesBeforeRandomJumps) {
+  // A climb starts with a jump: a test two or more parameters from the fastest and from every
+  // test before it (its steps are one from the climb's fastest). With climb_exchanges a jump is
+  // an exchange of the fastest whenever the fastest has an untested one (every parameter of
+  // this space has one value list); without, basin hopping's random jumps.
+  const Space space = space_of(5, 6);
+  const std::map<std::string, std::string> climbs = {
+      {"local_every", "1"}, {"elite", "1"}, {"bred", "0"}, {"popsize", "4"}, {"climb_after", "3"}};
+  std::map<std::string, std::string> from_exchanges = climbs;
+  from_exchanges.insert({{"climb_exchanges", "true"}});
+  for (const auto& [settings, exchanges_first] : {std::pair{climbs, false}, std::pair{from_exchanges, true}}) {
+    std::size_t could = 0, did = 0;
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      auto searcher = make_searcher("surrogate", {.seed = seed, .settings = settings});
+      std::size_t test = 0;
+      drive(*searcher, space, distinct_floor, 80, [&](ConfigIndex c, const std::vector<std::pair<double, ConfigIndex>>& measured) {
+        if (++test <= 4) return;
+        std::size_t nearest = space.parameters().size();
+        std::set<ConfigIndex> tested;
+        for (const auto& m : measured) {
+          nearest = std::min(nearest, differing(space, c, m.second));
+          tested.insert(m.second);
+        }
+        if (nearest < 2) return;
+        const ConfigIndex fastest = std::min_element(measured.begin(), measured.end())->second;
+        bool untested_exchange = false;
+        for (ConfigIndex x = 0; x < space.size() && !untested_exchange; ++x) {
+          untested_exchange = exchanged(space, fastest, x) && !tested.contains(x);
+        }
+        if (!untested_exchange) return;
+        ++could;
+        if (exchanged(space, fastest, c)) {
+          ++did;
+        } else if (exchanges_first) {
+          ADD_FAILURE() << "seed " << seed << ": jump " << space.key(c) << " while " << space.key(fastest)
+                        << " had an untested exchange";
+        }
+      });
+    }
+    EXPECT_GT(could, 2u) << "too few jumps to tell";
+    if (exchanges_first) {
+      EXPECT_EQ(did, could);
+    } else {
+      EXPECT_LT(did, could);
+    }
+  }
+}
+
 TEST(SurrogateSearcher, FittedLengthScalesFindAnOptimumThatOneParameterSetsSooner) {
   // P0 alone decides the runtime; three parameters barely matter. One length scale for all
   // keeps the model from carrying what it learnt about P0 across the others.
