@@ -390,7 +390,8 @@ TEST(SurrogateSearcher, ClimbsStartFromTheFastestsExchangesBeforeRandomJumps) {
       {"local_every", "1"}, {"elite", "1"}, {"bred", "0"}, {"popsize", "4"}, {"climb_after", "3"}};
   std::map<std::string, std::string> from_exchanges = climbs;
   from_exchanges.insert({{"climb_exchanges", "true"}});
-  for (const auto& [settings, exchanges_first] : {std::pair{climbs, false}, std::pair{from_exchanges, true}}) {
+  for (const auto& [settings, with_exchanges] : {std::pair{climbs, false}, std::pair{from_exchanges, true}}) {
+    const bool exchanges_first = with_exchanges;  // a copy: clang before 16 captures no structured binding
     std::size_t could = 0, did = 0;
     for (std::uint64_t seed = 1; seed <= 3; ++seed) {
       auto searcher = make_searcher("surrogate", {.seed = seed, .settings = settings});
